@@ -1,0 +1,3 @@
+module benchserve
+
+go 1.26.8

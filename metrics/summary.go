@@ -1,0 +1,63 @@
+// Package metrics turns records into the reference tool's figures, with
+// NumPy's statistics (mean, median, population std, linear percentiles).
+package metrics
+
+// Stats are the statistics of one latency, in milliseconds.
+type Stats struct {
+	Mean, Median, Std, P90, P95, P99, Max float64
+}
+
+// Summary is the reference tool's BenchmarkMetrics plus the run's duration,
+// accept length and cache report.
+type Summary struct {
+	// Duration is the benchmark duration in seconds.
+	Duration float64
+
+	Completed int
+	// Failed counts the records that did not succeed.
+	Failed int
+
+	TotalInput             int
+	TotalInputText         int
+	TotalInputVision       int
+	TotalOutput            int
+	TotalOutputRetokenized int
+
+	RequestThroughput           float64
+	InputThroughput             float64
+	OutputThroughput            float64
+	OutputThroughputRetokenized float64
+	TotalThroughput             float64
+	TotalThroughputRetokenized  float64
+
+	E2E, TTFT, TPOT, ITL Stats
+
+	// Concurrency is the sum of the successful latencies over the duration.
+	Concurrency float64
+	// MaxOutputTokensPerS and MaxConcurrentRequests are the peaks over
+	// one-second buckets (§5.3 of the spec).
+	MaxOutputTokensPerS   float64
+	MaxConcurrentRequests int
+
+	// AcceptLength is the server's average speculative accept length, nil
+	// when it reports none.
+	AcceptLength *float64
+
+	// OutputLens is each record's output length, 0 for failures, in record
+	// order (the details array "output_lens").
+	OutputLens []int
+
+	// Cache is set when --cache-report asked for it.
+	Cache *CacheReport
+}
+
+// CacheReport sums the prefix-cache figures of the successful requests.
+type CacheReport struct {
+	TotalPromptTokens int
+	TotalCached       int
+	HitRatePct        float64
+	HasDetails        bool
+	Device, Host      int
+	Storage           int
+	StorageBackend    string // "" when no request reported storage hits
+}

@@ -1,0 +1,60 @@
+// Package record holds the flat per-request record: the dispatcher stamps it,
+// a backend fills it, and the metrics read it. Times are float64 seconds, as in
+// the reference tool, so that its formulas apply unchanged.
+package record
+
+// Record is the outcome of one request (the reference tool's RequestFuncOutput).
+type Record struct {
+	// Seq is the dispatch order, from 0.
+	Seq int
+	// Intended is when the schedule meant the request to leave, and Start when
+	// it actually left (after its concurrency slot was taken), both in seconds
+	// since the run's epoch, a monotonic instant taken before the first request.
+	Intended float64
+	Start    float64
+
+	Success bool
+	// Latency runs from Start to the arrival of the last line of the response.
+	Latency float64
+	// TTFT runs from Start to the first chunk with content; 0 means none came.
+	TTFT float64
+	// ITL holds the gaps between content chunks (per token for /generate).
+	ITL []float64
+	// ChunkLens holds the byte length in Text of the chunk that ended each ITL
+	// gap. Only the OpenAI backends fill it; the metrics retokenize chunks with
+	// it when the server reports speculative decoding (§5.1 of the spec).
+	ChunkLens []int32
+	// Text is the generated text.
+	Text string
+
+	// InputLen, InputTextLen and InputVisionLen are the dataset's estimates,
+	// which feed the input totals. PromptLen starts as InputLen and is replaced
+	// by the server's prompt_tokens when it reports them.
+	InputLen       int
+	InputTextLen   int
+	InputVisionLen int
+	PromptLen      int
+	// OutputLen is the server's completion_tokens where the backend reads it,
+	// else the requested length.
+	OutputLen int
+
+	// Error is "" on success; otherwise one line: "<status> <reason>: <body>"
+	// for an HTTP error, or what went wrong.
+	Error string
+
+	CachedTokens int
+	CacheDetails *CacheDetails
+
+	SpecAcceptLength      float64
+	SpecCapLength         float64
+	SpecBlockAcceptLength float64
+	SpecCapLensHistogram  []int
+}
+
+// CacheDetails is sglang's cached_tokens_details object.
+type CacheDetails struct {
+	Device, Host, Storage int
+	StorageBackend        string
+	// Raw is the object as the server sent it, for --output-details.
+	Raw []byte
+}
