@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Float returns repr(f) (also str(f)) as CPython 3 prints it: the shortest
@@ -97,12 +99,13 @@ func Fixed(f float64, prec int) string {
 }
 
 // Left pads s on the right with spaces to width w, as "{:<w}" does; a longer
-// s is kept whole.
+// s is kept whole. Width counts code points, as Python's does.
 func Left(s string, w int) string {
-	if len(s) >= w {
+	n := utf8.RuneCountInString(s)
+	if n >= w {
 		return s
 	}
-	return s + strings.Repeat(" ", w-len(s))
+	return s + strings.Repeat(" ", w-n)
 }
 
 // Center returns "{s:{c}^{n}}": s centred in n columns of c, the odd pad
@@ -114,4 +117,47 @@ func Center(s string, c byte, n int) string {
 	pad := n - len(s)
 	left := pad / 2
 	return strings.Repeat(string(c), left) + s + strings.Repeat(string(c), pad-left)
+}
+
+// Quote returns repr(s) for a Python str: single quotes unless s holds a
+// single quote and no double quote; backslash, the quote and control
+// characters escaped; printable non-ASCII characters kept.
+func Quote(s string) string {
+	q := byte('\'')
+	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for _, r := range s {
+		switch {
+		case r == rune(q) || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == ' ' || (r > ' ' && r < 0x7f) || (r >= 0xa0 && unicode.IsPrint(r)):
+			b.WriteRune(r)
+		case r < 0x100:
+			b.WriteString(`\x`)
+			b.WriteString(hex2(uint32(r), 2))
+		case r < 0x10000:
+			b.WriteString(`\u`)
+			b.WriteString(hex2(uint32(r), 4))
+		default:
+			b.WriteString(`\U`)
+			b.WriteString(hex2(uint32(r), 8))
+		}
+	}
+	b.WriteByte(q)
+	return b.String()
+}
+
+func hex2(v uint32, n int) string {
+	s := strconv.FormatUint(uint64(v), 16)
+	return strings.Repeat("0", n-len(s)) + s
 }

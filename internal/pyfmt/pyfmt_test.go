@@ -58,3 +58,36 @@ func TestCenter(t *testing.T) {
 		}
 	}
 }
+
+// The expected strings are what CPython 3.11 prints for "{:<w}".format(s).
+func TestLeft(t *testing.T) {
+	cases := []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{"ab", 4, "ab  "}, {"abcdef", 4, "abcdef"}, {"", 2, "  "}, {"été", 5, "été  "}, {"😀", 2, "😀 "},
+	}
+	for _, c := range cases {
+		if got := Left(c.in, c.w); got != c.want {
+			t.Errorf("Left(%q, %d) = %q, want %q", c.in, c.w, got, c.want)
+		}
+	}
+}
+
+// Expected strings are CPython 3.11's repr().
+func TestQuote(t *testing.T) {
+	cases := map[string]string{
+		"abc":              `'abc'`,
+		"it's":             `"it's"`,
+		`both ' and "`:     `'both \' and "'`,
+		"a\\b\n\t\x01":     `'a\\b\n\t\x01'`,
+		"héllo 世界 😀":       `'héllo 世界 😀'`,
+		"\u00a0\u200b\x7f": `'\xa0\u200b\x7f'`,
+	}
+	for in, want := range cases {
+		if got := Quote(in); got != want {
+			t.Errorf("Quote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
