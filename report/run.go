@@ -1,0 +1,84 @@
+// Package report prints the reference tool's console block and writes its
+// JSONL result line, byte for byte (spec §6 and §7), and appends that line to
+// the result file.
+package report
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"benchserve/internal/pyjson"
+)
+
+// Run is what the console block and the result line need besides the
+// summary: the flags they echo and the server's /server_info body.
+type Run struct {
+	Backend     string
+	DatasetName string
+
+	// RequestRate is --request-rate (+Inf for a burst). With Trace
+	// (--use-trace-timestamps) the rate is shown as "trace" instead.
+	RequestRate float64
+	Trace       bool
+
+	MaxConcurrency    *int
+	Tag               *string
+	SharegptOutputLen *int
+	RandomInputLen    int
+	RandomOutputLen   int
+	RandomRangeRatio  float64
+
+	// ServerInfo is the raw body of GET /server_info when it answered 200,
+	// nil otherwise (written as null).
+	ServerInfo []byte
+
+	CacheReport   bool
+	OutputDetails bool
+
+	// Extra holds keys of our own, written after every reference key
+	// (details included). They must not repeat a reference key.
+	Extra *pyjson.Object
+}
+
+// embeddingBackends print no token, TTFT, TPOT or ITL figures.
+var embeddingBackends = map[string]bool{"sglang-embedding": true, "vllm-embedding": true}
+
+func (r Run) embedding() bool { return embeddingBackends[r.Backend] }
+
+// visionDataset reports whether the block shows the vision-token total.
+func (r Run) visionDataset() bool { return r.DatasetName == "image" || r.DatasetName == "mmmu" }
+
+// NameParams are the flags the automatic result file name is built from.
+type NameParams struct {
+	Backend         string
+	DatasetName     string
+	NumPrompts      int
+	RandomInputLen  int
+	RandomOutputLen int
+	ImageCount      int
+	ImageResolution string
+}
+
+// FileName is the result file the reference tool picks when --output-file is
+// not given; MMDD is now's month and day in local time.
+func FileName(run NameParams, now time.Time) string {
+	var b strings.Builder
+	b.WriteString(run.Backend)
+	b.WriteByte('_')
+	b.WriteString(now.Local().Format("0102"))
+	b.WriteByte('_')
+	b.WriteString(strconv.Itoa(run.NumPrompts))
+	b.WriteByte('_')
+	switch {
+	case run.DatasetName == "image":
+		b.WriteString(strconv.Itoa(run.RandomInputLen) + "_" + strconv.Itoa(run.RandomOutputLen) + "_" +
+			strconv.Itoa(run.ImageCount) + "imgs_" + run.ImageResolution)
+	case strings.HasPrefix(run.DatasetName, "random"):
+		b.WriteString(strconv.Itoa(run.RandomInputLen) + "_" + strconv.Itoa(run.RandomOutputLen))
+	default:
+		b.WriteString(run.DatasetName)
+	}
+	b.WriteString(".jsonl")
+	return b.String()
+}
