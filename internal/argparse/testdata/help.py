@@ -1,0 +1,21 @@
+# Produces the expected help texts help_<N>.txt with CPython 3.11:
+#   for n in 50 80 120; do COLUMNS=$n python3 help.py > help_$n.txt; done
+import argparse, os, sys
+p = argparse.ArgumentParser(prog='prog', description='A test program that does things with several options, described at some length here so that it wraps.')
+t = p.add_argument_group('Target')
+t.add_argument('--backend', choices=['alpha', 'beta', 'gamma'], default='alpha', help='Which backend to use. (default: alpha)')
+t.add_argument('--base-url', help='Server URL if not using host and port.')
+d = p.add_argument_group('Dataset')
+d.add_argument('--num-prompts', type=int, default=1000, help='Number of prompts to process, a fairly long sentence that must wrap over lines. (default: 1000)')
+d.add_argument('--flag', action='store_true', help='A switch.')
+d.add_argument('--header', nargs='+', help='Custom HTTP headers in Key=Value format.')
+d.add_argument('--lora-name', nargs='*')
+d.add_argument('--extra-request-body', metavar='{"key1": "value1"}', help='JSON object.')
+d.add_argument('--rate', type=float, default=float('inf'), help='Requests per second. (default: inf)')
+g = p.add_mutually_exclusive_group()
+g.add_argument('--left', nargs='*', help='Left URLs.')
+g.add_argument('--right', nargs='*', help='Right URLs.')
+p.add_argument('--profile-activities', nargs='+', choices=['CPU', 'GPU'], default=['CPU', 'GPU'], help='Activities. (default: CPU GPU)')
+sys.stdout.write(p.format_help())
+sys.stdout.write("=====\n")
+sys.stdout.write(p.format_usage())

@@ -1,0 +1,145 @@
+// Package cli is the benchserve command line: the flags of the reference
+// tool's cli_main (spec §9.2), with its names, types, defaults and choices,
+// parsed with argparse semantics into a bench.Config. Checks that need the
+// server or the dataset are left to package bench.
+package cli
+
+import (
+	"errors"
+	"os"
+	"strconv"
+
+	"benchserve/bench"
+	"benchserve/internal/argparse"
+)
+
+const (
+	prog        = "benchserve"
+	description = "Benchmark the online serving throughput."
+)
+
+// UsageError is a bad command line. main prints "benchserve: error: <Msg>"
+// (after the usage line, as argparse does) and exits with code 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// ErrHelp matches a *HelpRequested with errors.Is.
+var ErrHelp = errors.New("help requested")
+
+// HelpRequested is returned when -h or --help is given. main prints Text
+// to stdout and exits with code 0.
+type HelpRequested struct{ Text string }
+
+func (e *HelpRequested) Error() string        { return "help requested" }
+func (e *HelpRequested) Is(target error) bool { return target == ErrHelp }
+
+// Parse parses the arguments after the program name into a Config. Errors
+// are *UsageError or *HelpRequested.
+func Parse(args []string) (*bench.Config, error) {
+	c, _, err := ParseGiven(args)
+	return c, err
+}
+
+// ParseGiven is Parse that also returns the flags that appeared on the
+// command line, by name ("--num-prompts"), whatever their value.
+func ParseGiven(args []string) (*bench.Config, map[string]bool, error) {
+	return parse(args, columns())
+}
+
+func parse(args []string, cols int) (*bench.Config, map[string]bool, error) {
+	p := newParser()
+	ns, err := p.Parse(args)
+	var perr *argparse.Error
+	switch {
+	case errors.Is(err, argparse.ErrHelp):
+		return nil, nil, &HelpRequested{Text: p.Help(cols)}
+	case errors.As(err, &perr):
+		return nil, nil, &UsageError{Msg: perr.Msg}
+	case err != nil:
+		return nil, nil, &UsageError{Msg: err.Error()}
+	}
+	c := new(bench.Config)
+	given := map[string]bool{}
+	for _, f := range flags {
+		f.bind.set(c, ns.Get(dest(f)))
+		if ns.Given(dest(f)) {
+			given[f.opt.Name] = true
+		}
+	}
+	if err := checkGSP(c); err != nil {
+		return nil, nil, err
+	}
+	return c, given, nil
+}
+
+// checkGSP is the reference's _validate_parsed_gsp_args.
+func checkGSP(c *bench.Config) error {
+	switch {
+	case c.GSPGroupDistribution == "zipf" && c.GSPZipfAlpha == nil:
+		return &UsageError{Msg: "--gsp-group-distribution=zipf requires --gsp-zipf-alpha (a finite float > 0)"}
+	case c.GSPGroupDistribution == "uniform" && c.GSPZipfAlpha != nil:
+		return &UsageError{Msg: "--gsp-zipf-alpha is only meaningful with --gsp-group-distribution=zipf; " +
+			"remove --gsp-zipf-alpha or set --gsp-group-distribution=zipf"}
+	}
+	return nil
+}
+
+// Defaults returns the Config of a command line with no flags.
+func Defaults() *bench.Config {
+	c, _, err := parse(nil, 0)
+	if err != nil {
+		panic("cli: defaults do not parse: " + err.Error())
+	}
+	return c
+}
+
+// Help returns the help text that -h prints.
+func Help() string { return newParser().Help(columns()) }
+
+// Usage returns the usage line(s) argparse prints before an error message.
+func Usage() string { return newParser().Usage(columns()) }
+
+func newParser() *argparse.Parser {
+	p := argparse.New(prog, description)
+	groups := map[string]*argparse.Group{}
+	for _, title := range groupOrder {
+		groups[title] = p.Group(title)
+	}
+	for _, f := range flags {
+		groups[f.group].Add(f.opt)
+	}
+	p.Exclusive("--profile-prefill-url", "--profile-decode-url")
+	return p
+}
+
+func dest(f flag) string {
+	if f.opt.Dest != "" {
+		return f.opt.Dest
+	}
+	return destOf(f.opt.Name)
+}
+
+// destOf is argparse's default dest: the name without "--", '-' → '_'.
+func destOf(name string) string {
+	b := []byte(name[2:])
+	for i, c := range b {
+		if c == '-' {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// columns is the terminal width as Python's shutil.get_terminal_size finds
+// it: $COLUMNS if a positive number, else the size of the terminal on
+// stdout, else 80.
+func columns() int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	if n := terminalColumns(os.Stdout); n > 0 {
+		return n
+	}
+	return 80
+}
