@@ -1,0 +1,134 @@
+package dataset
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"benchserve/internal/pyrand"
+	"benchserve/tokenizer"
+)
+
+// Params are the dataset flags.
+type Params struct {
+	Name       string // --dataset-name: random, random-ids or sharegpt
+	Path       string // --dataset-path; "" downloads ShareGPT
+	NumPrompts int
+
+	SharegptOutputLen  *int // nil: each completion's own length
+	SharegptContextLen *int // nil or 0: no limit
+
+	RandomInputLen   int
+	RandomOutputLen  int
+	RandomRangeRatio float64
+
+	// TokenizePrompt makes random and random-ids rows carry IDs instead of
+	// Text; sharegpt refuses it.
+	TokenizePrompt    bool
+	PromptSuffix      string
+	ApplyChatTemplate bool
+}
+
+// Env is what the datasets draw on.
+type Env struct {
+	Tok tokenizer.Tokenizer
+	// Py and NP are the global generators seeded with --seed; the datasets
+	// draw first and the scheduler continues from where they stop.
+	Py *pyrand.Python
+	NP *pyrand.NumPy
+	// Fetch downloads a Hub file and returns its local path; nil refuses
+	// downloading.
+	Fetch func(ctx context.Context, repoType, repoID, filename string) (string, error)
+	// Out receives the lines the reference prints ("#Input tokens: N").
+	Out io.Writer
+}
+
+// ShareGPT's place on the Hugging Face Hub.
+const (
+	ShareGPTRepo = "anon8231489123/ShareGPT_Vicuna_unfiltered"
+	ShareGPTFile = "ShareGPT_V3_unfiltered_cleaned_split.json"
+)
+
+// Load builds the rows of the dataset p names.
+func Load(ctx context.Context, p Params, env Env) ([]Row, error) {
+	if env.Out == nil {
+		env.Out = io.Discard
+	}
+	if p.NumPrompts < 0 {
+		return nil, fmt.Errorf("--num-prompts: must not be negative, got %d", p.NumPrompts)
+	}
+	switch p.Name {
+	case "random", "random-ids":
+		return loadRandom(ctx, p, env)
+	case "sharegpt":
+		return loadShareGPT(ctx, p, env)
+	}
+	return nil, fmt.Errorf("--dataset-name %s: not supported yet", p.Name)
+}
+
+// randomLens is compute_random_lens: n lengths drawn uniformly from
+// [max(int(full*ratio), 1), full] with np.random.randint, or n zeros
+// without a draw when full <= 0. flag names full in errors.
+func randomLens(np *pyrand.NumPy, full int, ratio float64, n int, flag string) ([]int, error) {
+	out := make([]int, n)
+	if full <= 0 {
+		return out, nil
+	}
+	if math.IsNaN(ratio) || math.IsInf(ratio, 0) {
+		return nil, fmt.Errorf("--random-range-ratio %v: not a finite number", ratio)
+	}
+	low := math.Trunc(float64(full) * ratio) // Python's int() truncates toward zero
+	if low > float64(full) {
+		return nil, fmt.Errorf("--random-range-ratio %s: the shortest length %.0f exceeds %s %d",
+			strconv.FormatFloat(ratio, 'g', -1, 64), low, flag, full)
+	}
+	lo := max(int64(low), 1)
+	for i := range out {
+		out[i] = int(np.RandInt(lo, int64(full)+1))
+	}
+	return out, nil
+}
+
+// printSums prints the dataset's totals as the reference does with np.sum,
+// which gives the float 0.0 for an empty list.
+func printSums(w io.Writer, in, out []int) {
+	fmt.Fprintf(w, "#Input tokens: %s\n", npSum(in))
+	fmt.Fprintf(w, "#Output tokens: %s\n", npSum(out))
+}
+
+func npSum(v []int) string {
+	if len(v) == 0 {
+		return "0.0"
+	}
+	s := 0
+	for _, x := range v {
+		s += x
+	}
+	return strconv.Itoa(s)
+}
+
+// shareGPTPath is the ShareGPT file to read: the user's, else a download.
+// label is how errors name it.
+func shareGPTPath(ctx context.Context, p Params, env Env) (path, label string, err error) {
+	if p.Path != "" {
+		return p.Path, "--dataset-path " + p.Path, nil
+	}
+	if env.Fetch == nil {
+		return "", "", fmt.Errorf("--dataset-path is empty and downloading is not available; pass --dataset-path with a local copy of %s", ShareGPTFile)
+	}
+	path, err = env.Fetch(ctx, "dataset", ShareGPTRepo, ShareGPTFile)
+	if err != nil {
+		return "", "", fmt.Errorf("downloading %s from %s (or pass --dataset-path): %v", ShareGPTFile, ShareGPTRepo, err)
+	}
+	return path, "downloaded ShareGPT file " + path, nil
+}
+
+// shortfall warns when the file gave fewer rows than --num-prompts; the
+// reference returns them silently.
+func shortfall(w io.Writer, label string, got, want int) {
+	if got < want {
+		fmt.Fprintf(w, "Warning: %s gave only %d of the %d prompts asked for by --num-prompts\n", label, got, want)
+	}
+}

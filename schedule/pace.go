@@ -1,0 +1,38 @@
+package schedule
+
+import (
+	"context"
+	"runtime"
+	"time"
+)
+
+// spinWindow is how close to a deadline the pacer stops sleeping and starts
+// yielding: Go rounds short timer sleeps up to about a millisecond, so a
+// plain sleep to the deadline would leave late.
+const spinWindow = 1100 * time.Microsecond
+
+// WaitUntil blocks until the monotonic clock reaches deadline or ctx ends,
+// sleeping while far away and yielding the processor for the last stretch.
+// It reports false if ctx ended first.
+func WaitUntil(ctx context.Context, deadline time.Time) bool {
+	for {
+		d := time.Until(deadline)
+		if d <= 0 {
+			return true
+		}
+		if d > spinWindow {
+			t := time.NewTimer(d - spinWindow)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return false
+			case <-t.C:
+			}
+			continue
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		runtime.Gosched()
+	}
+}

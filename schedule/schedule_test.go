@@ -1,0 +1,106 @@
+package schedule
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"benchserve/internal/pyrand"
+)
+
+func TestPlanBurst(t *testing.T) {
+	slots, err := Plan(5, math.Inf(1), LoRA{}, pyrand.NewPython(1), pyrand.NewNumPy(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range slots {
+		if s.At != 0 || s.LoRA != "" {
+			t.Errorf("slot %d = %+v, want a burst at 0 with no adapter", i, s)
+		}
+	}
+}
+
+// The offsets are cumulative sums of the reference's exponential draws:
+// np.random.seed(42); [np.random.exponential(1/rate) for each request].
+func TestPlanPoissonIsAbsolute(t *testing.T) {
+	const rate = 4.0
+	slots, err := Plan(200, rate, LoRA{}, pyrand.NewPython(42), pyrand.NewNumPy(42))
+	if err != nil {
+		t.Fatal(err)
+	}
+	np := pyrand.NewNumPy(42)
+	var at float64
+	for i, s := range slots {
+		if want := time.Duration(at * float64(time.Second)); s.At != want {
+			t.Fatalf("slot %d at %v, want %v", i, s.At, want)
+		}
+		at += np.Exponential(1 / rate)
+	}
+	// 199 gaps of mean 0.25 s: the last offset is near 50 s.
+	if last := slots[len(slots)-1].At.Seconds(); last < 35 || last > 65 {
+		t.Errorf("last offset %.1f s is far from 199/rate", last)
+	}
+	if slots[0].At != 0 {
+		t.Errorf("first request must leave at once, got %v", slots[0].At)
+	}
+}
+
+func TestPlanLoRA(t *testing.T) {
+	names := []string{"a", "b", "c"}
+	slots, _ := Plan(6, math.Inf(1), LoRA{Names: names, Distribution: "distinct"}, pyrand.NewPython(1), pyrand.NewNumPy(1))
+	var got string
+	for _, s := range slots {
+		got += s.LoRA
+	}
+	if got != "abcabc" {
+		t.Errorf("distinct = %q", got)
+	}
+
+	// uniform is random.choice(names) from the Python stream.
+	py := pyrand.NewPython(42)
+	slots, _ = Plan(50, math.Inf(1), LoRA{Names: names, Distribution: "uniform"}, pyrand.NewPython(42), pyrand.NewNumPy(42))
+	for i, s := range slots {
+		if want := names[py.Choice(3)]; s.LoRA != want {
+			t.Fatalf("uniform slot %d = %q, want %q", i, s.LoRA, want)
+		}
+	}
+
+	// skewed interleaves with the Poisson gaps in the NumPy stream: pick, gap, pick, gap.
+	np := pyrand.NewNumPy(7)
+	slots, _ = Plan(50, 10, LoRA{Names: names, Distribution: "skewed", ZipfAlpha: 2}, pyrand.NewPython(7), pyrand.NewNumPy(7))
+	p := []float64{1, 0.5, 0.25}
+	count := map[string]int{}
+	for i, s := range slots {
+		if want := names[np.ChoiceP(p)]; s.LoRA != want {
+			t.Fatalf("skewed slot %d = %q, want %q", i, s.LoRA, want)
+		}
+		np.Exponential(0.1)
+		count[s.LoRA]++
+	}
+	if count["a"] <= count["c"] {
+		t.Errorf("skewed picks %v: the first adapter should dominate", count)
+	}
+
+	if _, err := Plan(1, 1, LoRA{Names: names, Distribution: "zipf"}, pyrand.NewPython(1), pyrand.NewNumPy(1)); err == nil {
+		t.Error("unknown distribution accepted")
+	}
+	if _, err := Plan(1, 0, LoRA{}, pyrand.NewPython(1), pyrand.NewNumPy(1)); err == nil {
+		t.Error("rate 0 accepted")
+	}
+}
+
+func TestWaitUntil(t *testing.T) {
+	deadline := time.Now().Add(3 * time.Millisecond)
+	if !WaitUntil(context.Background(), deadline) {
+		t.Fatal("WaitUntil gave up")
+	}
+	if time.Now().Before(deadline) {
+		t.Error("WaitUntil returned before its deadline")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if WaitUntil(ctx, time.Now().Add(time.Hour)) {
+		t.Error("WaitUntil ignored a cancelled context")
+	}
+}
