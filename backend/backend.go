@@ -1,0 +1,185 @@
+// Package backend sends one benchmark request to an inference server and
+// reads the reply into a record.Record, one request function per backend of
+// the reference tool (spec §2): the same body, key for key, and the same
+// rules for TTFT, ITL, latency and output length.
+package backend
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"benchserve/internal/pyjson"
+)
+
+// Names are the --backend choices, in the reference tool's order.
+var Names = []string{
+	"sglang", "sglang-native", "sglang-oai", "sglang-oai-chat", "sglang-embedding",
+	"vllm", "vllm-chat", "vllm-embedding", "lmdeploy", "lmdeploy-chat", "trt", "gserver", "truss",
+}
+
+// kind is the request function a backend name maps to.
+type kind uint8
+
+const (
+	kindNone kind = iota
+	kindNative
+	kindCompletions
+	kindChat
+	kindEmbeddings
+	kindTRT
+	kindTruss
+	kindGServer
+)
+
+var kinds = map[string]kind{
+	"sglang": kindNative, "sglang-native": kindNative,
+	"sglang-oai": kindCompletions, "vllm": kindCompletions, "lmdeploy": kindCompletions,
+	"sglang-oai-chat": kindChat, "vllm-chat": kindChat, "lmdeploy-chat": kindChat,
+	"sglang-embedding": kindEmbeddings, "vllm-embedding": kindEmbeddings,
+	"trt": kindTRT, "truss": kindTruss, "gserver": kindGServer,
+}
+
+var paths = map[kind]string{
+	kindNative:      "/generate",
+	kindCompletions: "/v1/completions",
+	kindChat:        "/v1/chat/completions",
+	kindEmbeddings:  "/v1/embeddings",
+	kindTRT:         "/v2/models/ensemble/generate_stream",
+	kindTruss:       "/v1/models/model:predict",
+}
+
+// Path is the path a backend appends to the base URL; "" for gserver (which
+// takes a bare host:port) and for unknown names.
+func Path(name string) string { return paths[kinds[name]] }
+
+// IsEmbedding reports whether the backend measures embeddings (no tokens
+// are generated, so the console leaves out the token lines).
+func IsEmbedding(name string) bool { return kinds[name] == kindEmbeddings }
+
+// DefaultPort is the port used when --port is not given: the reference
+// tool's table, with 30000 for every backend it leaves out (vllm-chat too).
+func DefaultPort(name string) int {
+	switch name {
+	case "lmdeploy":
+		return 23333
+	case "vllm", "vllm-embedding", "trt":
+		return 8000
+	case "gserver":
+		return 9988
+	case "truss":
+		return 8080
+	}
+	return 30000
+}
+
+// Options are the run-wide request settings, from the flags.
+type Options struct {
+	Stream              bool    // !--disable-stream
+	IgnoreEOS           bool    // !--disable-ignore-eos
+	Temperature         float64 // native backend only, like --top-p
+	TopP                float64 // sent only when < 1: set it to 1.0 (the flag's default) for none
+	ReturnLogprob       bool
+	TopLogprobsNum      int
+	TokenIDsLogprob     []int // nil: not given
+	LogprobStartLen     int
+	ReturnRoutedExperts bool
+	// CacheReport reads the servers' cached-token figures (--cache-report);
+	// the body keys it needs come in through Input.Extra.
+	CacheReport bool
+	// Timeout bounds each request; 0 means the reference tool's 6 hours.
+	Timeout time.Duration
+}
+
+// DefaultTimeout is the reference tool's total limit per request.
+const DefaultTimeout = 6 * time.Hour
+
+// Input is one request.
+type Input struct {
+	// Text is the prompt. IDs replaces it with token ids (native backend:
+	// the body then has "input_ids"). Messages, when set, is a prompt that is
+	// a list (OpenAI messages or multi-turn history), already encoded as
+	// json.dumps writes it; the chat backend sends it as "messages", the
+	// others as their prompt, as the reference tool does with a list prompt.
+	Text     string
+	IDs      []int
+	Messages []byte
+
+	PromptLen int
+	OutputLen int
+	Model     string
+	// LoRA is the adapter picked for this request, "" for none.
+	LoRA string
+	// Images are data URIs.
+	Images []string
+	// Extra is the merged extra request body; nil for none.
+	Extra *pyjson.Object
+	// RoutingKey, when set, goes out as the X-SMG-Routing-Key header.
+	RoutingKey string
+}
+
+// RoutingKeyHeader carries Input.RoutingKey.
+const RoutingKeyHeader = "X-SMG-Routing-Key"
+
+// Client sends requests for one backend.
+type Client struct {
+	name   string
+	kind   kind
+	url    string
+	opt    Options
+	header http.Header // read-only, shared by all requests
+	host   string      // a custom Host header, which net/http takes from Request.Host
+	http   *http.Client
+}
+
+// New returns a client for the backend name. header holds the auth and
+// custom headers (ignored by trt, which sends none); client nil means
+// NewHTTPClient(true, 0).
+func New(name, baseURL string, opt Options, header http.Header, client *http.Client) (*Client, error) {
+	k, ok := kinds[name]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("--backend %s: unknown backend (choose from %s)", name, strings.Join(Names, ", "))
+	case k == kindGServer:
+		return nil, errors.New("--backend gserver: not implemented by the reference tool either (it raises NotImplementedError)")
+	}
+	if client == nil {
+		client = NewHTTPClient(true, 0)
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = DefaultTimeout
+	}
+	c := &Client{name: name, kind: k, url: baseURL + paths[k], opt: opt, http: client, header: http.Header{}}
+	if k != kindTRT {
+		for key, vals := range header {
+			c.header[http.CanonicalHeaderKey(key)] = append([]string(nil), vals...)
+		}
+	}
+	// aiohttp sets the JSON content type only when the caller has not.
+	if c.header.Get("Content-Type") == "" {
+		c.header.Set("Content-Type", "application/json")
+	}
+	if h := c.header.Get("Host"); h != "" {
+		c.host = h
+		c.header.Del("Host")
+	}
+	return c, nil
+}
+
+// Name is the backend name.
+func (c *Client) Name() string { return c.name }
+
+// URL is the API URL requests go to.
+func (c *Client) URL() string { return c.url }
+
+// headerFor returns the headers of one request.
+func (c *Client) headerFor(in *Input) http.Header {
+	if in.RoutingKey == "" || c.kind == kindTRT || c.kind == kindTruss {
+		return c.header
+	}
+	h := c.header.Clone()
+	h.Set(RoutingKeyHeader, in.RoutingKey)
+	return h
+}

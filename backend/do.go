@@ -1,0 +1,289 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"benchserve/internal/jsonscan"
+	"benchserve/record"
+	"benchserve/sse"
+)
+
+// maxBody caps a whole (non-streamed) response, like a stream's longest line.
+const maxBody = sse.DefaultMaxLine
+
+// keepBuffer is the largest buffer a pooled reader keeps between requests.
+const keepBuffer = 1 << 20
+
+// conn holds the per-request buffers, reused through a pool.
+type conn struct {
+	lines *sse.Reader
+	body  []byte
+	p     parser
+}
+
+var conns = sync.Pool{New: func() any { return &conn{lines: sse.NewReader(nil, 0)} }}
+
+func getConn() *conn { return conns.Get().(*conn) }
+
+func putConn(c *conn) {
+	if c.lines.BufferSize() > keepBuffer {
+		c.lines = sse.NewReader(nil, 0)
+	}
+	if cap(c.body) > keepBuffer {
+		c.body = nil
+	}
+	c.lines.Reset(nil)
+	if cap(c.p.text) > keepBuffer {
+		c.p.text = nil
+	}
+	c.p = parser{text: c.p.text, chunk: c.p.chunk, cacheRaw: c.p.cacheRaw}
+	conns.Put(c)
+}
+
+// Do sends one request and fills rec: Start (seconds since epoch, stamped
+// just before sending), Success, Latency, TTFT, ITL, ChunkLens, Text,
+// PromptLen (when the server reports prompt_tokens), OutputLen, Error and
+// the cache and speculative-decoding fields. The caller has set the input
+// lengths and PromptLen. All failures end up in rec.Error, as one line.
+func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch time.Time) {
+	body := c.Body(in)
+	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		fail(rec, fmt.Sprintf("building the request: %v", err))
+		return
+	}
+	req.Header = c.headerFor(in)
+	if c.host != "" {
+		req.Host = c.host
+	}
+	rec.OutputLen = in.OutputLen
+
+	st := time.Now()
+	rec.Start = st.Sub(epoch).Seconds()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		fail(rec, c.transportError(ctx, err))
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fail(rec, statusError(resp))
+		return
+	}
+
+	c.read(ctx, resp.Body, rec, st, in.OutputLen)
+}
+
+// read parses a 200 response into rec; st is when the request was sent.
+func (c *Client) read(ctx context.Context, body io.Reader, rec *record.Record, st time.Time, outputLen int) {
+	cn := getConn()
+	defer putConn(cn)
+	p := &cn.p
+	p.reset(c.kind, c.opt.CacheReport, st, rec, outputLen)
+	var err error
+	if c.kind == kindTRT || (c.opt.Stream && c.kind != kindEmbeddings) {
+		err = c.readStream(body, cn) // trt always streams
+	} else {
+		err = c.readWhole(body, cn)
+	}
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			err = fmt.Errorf("the request exceeded its %v limit", c.opt.Timeout)
+		}
+		p.fail(err.Error())
+		return
+	}
+	p.finish()
+}
+
+// readStream reads the body line by line. An OpenAI or /generate SSE stream
+// must end with [DONE]: without it the server stopped mid-generation (a
+// server that answers with plain JSON lines is spared the rule).
+func (c *Client) readStream(body io.Reader, cn *conn) error {
+	r, p := cn.lines, &cn.p
+	r.Reset(body)
+	for {
+		line, at, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if errors.Is(err, sse.ErrLineTooLong) {
+				return err
+			}
+			return fmt.Errorf("reading the response after line %d: %v", r.Line(), err)
+		}
+		if err := p.line(line, at); err != nil {
+			return lineError(r.Line(), line, err)
+		}
+	}
+	switch {
+	case p.lines == 0:
+		return errors.New("the response had no data lines")
+	case p.sse && !p.done && c.kind != kindTRT && c.kind != kindTruss:
+		return fmt.Errorf("the stream ended without data: [DONE], after %d data lines (the server stopped mid-generation)", p.lines)
+	}
+	return nil
+}
+
+// readWhole reads a non-streamed response and parses it as one document,
+// timed when its last byte came. A body that is a stream after all (the
+// extra body may have turned streaming on) is read line by line.
+func (c *Client) readWhole(body io.Reader, cn *conn) error {
+	buf := cn.body[:0]
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) >= maxBody {
+				return fmt.Errorf("the response is larger than %d bytes", maxBody)
+			}
+			buf = slices.Grow(buf, max(4096, len(buf)))
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			cn.body = buf
+			return fmt.Errorf("reading the response: %v", err)
+		}
+	}
+	at := time.Now()
+	cn.body = buf
+	p := &cn.p
+	doc := bytes.TrimSpace(buf)
+	if len(doc) == 0 {
+		return errors.New("the response body is empty")
+	}
+	if bytes.HasPrefix(doc, []byte("data:")) {
+		for i, line := range bytes.Split(doc, []byte("\n")) {
+			if line = bytes.TrimSpace(line); len(line) > 0 {
+				if err := p.line(line, at); err != nil {
+					return lineError(i+1, line, err)
+				}
+			}
+		}
+		return nil
+	}
+	p.lines++
+	p.latency = at.Sub(p.st).Seconds()
+	var err error
+	switch c.kind {
+	case kindEmbeddings:
+		err = embeddingsDoc(doc)
+	case kindChat:
+		err = p.chatDoc(doc, at)
+	default:
+		err = p.doc(doc, at)
+	}
+	var se serverError
+	if err != nil && !errors.As(err, &se) {
+		err = fmt.Errorf("the response: %w; it starts %q", err, excerpt(doc))
+	}
+	return err
+}
+
+// lineError names the line of the stream that could not be used.
+func lineError(n int, line []byte, err error) error {
+	var se serverError
+	if errors.As(err, &se) {
+		return se
+	}
+	return fmt.Errorf("line %d of the response: %w; the line starts %q", n, err, excerpt(line))
+}
+
+func excerpt(b []byte) []byte {
+	const n = 80
+	if len(b) <= n {
+		return b
+	}
+	return b[:n]
+}
+
+// embeddingsDoc checks that an embeddings reply is JSON (the reference
+// decodes it) and not an error object.
+func embeddingsDoc(doc []byte) error {
+	v, err := jsonscan.Parse(doc)
+	if err != nil {
+		return err
+	}
+	if e, _ := v.Get("error"); e.Truthy() {
+		return serverError(errorMessage(e))
+	}
+	return nil
+}
+
+// fit drops the unused capacity of a slice the record keeps, when it is
+// large: records live until the run ends.
+func fit[T any](s []T) []T {
+	if len(s) == 0 {
+		return []T{}
+	}
+	if cap(s)-len(s) > len(s)/4+16 {
+		return slices.Clone(s)
+	}
+	return s
+}
+
+func fail(rec *record.Record, msg string) {
+	rec.Success = false
+	rec.Error = msg
+	rec.OutputLen = 0
+}
+
+// fail ends a request that got a 200 but could not be read. Like the
+// reference, it keeps the TTFT and ITL gathered so far (they appear in
+// --output-details) but no text, except trt, which builds it in place.
+func (p *parser) fail(msg string) {
+	r := p.rec
+	fail(r, msg)
+	r.ITL = fit(p.itl)
+	if p.kind == kindCompletions || p.kind == kindChat {
+		r.ChunkLens = fit(p.chunkLens)
+	}
+	if p.kind == kindTRT {
+		r.Text = string(p.text)
+	}
+}
+
+// finish completes a successful request.
+func (p *parser) finish() {
+	r := p.rec
+	r.Success = true
+	r.Error = ""
+	r.Latency = p.latency
+	r.Text = string(p.text)
+	r.ITL = fit(p.itl)
+	if p.kind == kindCompletions || p.kind == kindChat {
+		r.ChunkLens = fit(p.chunkLens)
+	}
+	switch p.kind {
+	case kindNative, kindCompletions, kindChat:
+		r.OutputLen = p.outputLen
+	case kindEmbeddings:
+		r.OutputLen = 0
+	}
+	if p.cacheReport && (p.kind == kindNative || p.kind == kindCompletions || p.kind == kindChat) {
+		var d *record.CacheDetails
+		if p.haveCache {
+			d = decodeCacheDetails(p.cacheRaw)
+		}
+		switch {
+		case p.kind == kindNative:
+			r.CachedTokens = p.cached
+		case d != nil:
+			r.CachedTokens = d.Device + d.Host + d.Storage
+		}
+		r.CacheDetails = d
+	}
+}

@@ -1,0 +1,415 @@
+package backend
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"benchserve/record"
+)
+
+// Server-side delays: before the first chunk, and between chunks. The lower
+// bounds they imply are exact (a chunk cannot arrive before it is sent);
+// the upper bound only guards against gross mistakes, as machines are noisy.
+const (
+	firstDelay = 30 * time.Millisecond
+	gapDelay   = 10 * time.Millisecond
+	slack      = 250 * time.Millisecond
+)
+
+// streamChunks are the lines each backend's fake server sends after its
+// delays; the last one comes right after the one before it.
+var streamChunks = map[string][]string{
+	"sglang": {
+		`data: {"text":"A","meta_info":{"prompt_tokens":5,"completion_tokens":1}}`,
+		`data: {"text":"AB","meta_info":{"prompt_tokens":5,"completion_tokens":2}}`,
+		`data: {"text":"ABC","meta_info":{"prompt_tokens":5,"completion_tokens":3}}`,
+		`data: {"text":"ABCD","meta_info":{"prompt_tokens":5,"completion_tokens":4}}`,
+		`data: [DONE]`,
+	},
+	"vllm": {
+		`data: {"choices":[{"text":"A"}]}`, `data: {"choices":[{"text":"B"}]}`,
+		`data: {"choices":[{"text":"C"}]}`, `data: {"choices":[{"text":"D"}]}`,
+		`data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":4}}`, `data: [DONE]`,
+	},
+	"vllm-chat": {
+		`data: {"choices":[{"delta":{"content":"A"}}]}`, `data: {"choices":[{"delta":{"content":"B"}}]}`,
+		`data: {"choices":[{"delta":{"content":"C"}}]}`, `data: {"choices":[{"delta":{"content":"D"}}]}`,
+		`data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":4}}`, `data: [DONE]`,
+	},
+	"truss": {
+		`data: {"choices":[{"text":"A"}]}`, `data: {"choices":[{"text":"B"}]}`,
+		`data: {"choices":[{"text":"C"}]}`, `data: {"choices":[{"text":"D"}]}`, `data: [DONE]`,
+	},
+	"trt": {
+		`data:{"text_output":"A"}`, `data:{"text_output":"B"}`, `data:{"text_output":"C"}`, `data:{"text_output":"D"}`,
+	},
+}
+
+// fakeServer checks each request and answers with the backend's chunks.
+func fakeServer(t *testing.T, backend string, want *Client, in *Input, stream bool) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := checkRequest(r, body, backend, want, in); err != nil {
+			t.Error(err)
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		time.Sleep(firstDelay)
+		if !stream {
+			w.Header().Set("Content-Type", "application/json")
+			switch {
+			case IsEmbedding(backend):
+				io.WriteString(w, `{"object":"list","data":[{"embedding":[0.5,-1],"index":0}],"usage":{"prompt_tokens":5}}`)
+			default:
+				io.WriteString(w, `{"choices":[{"message":{"content":"ABCD"}}],"usage":{"prompt_tokens":5,"completion_tokens":4}}`)
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunks := streamChunks[backend]
+		for i, c := range chunks {
+			if i > 0 && i < 4 {
+				time.Sleep(gapDelay)
+			}
+			fmt.Fprintf(w, "%s\n\n", c)
+			w.(http.Flusher).Flush()
+		}
+	}))
+}
+
+func checkRequest(r *http.Request, body []byte, backend string, c *Client, in *Input) error {
+	if r.Method != http.MethodPost || r.URL.Path != Path(backend) {
+		return fmt.Errorf("%s %s, want POST %s", r.Method, r.URL.Path, Path(backend))
+	}
+	if got := r.Header.Get("Content-Type"); got != "application/json" {
+		return fmt.Errorf("Content-Type %q", got)
+	}
+	if want := string(c.Body(in)); string(body) != want {
+		return fmt.Errorf("body %s, want %s", body, want)
+	}
+	if r.Header.Get("Accept-Encoding") != "" {
+		return fmt.Errorf("asked for compression: %q", r.Header.Get("Accept-Encoding"))
+	}
+	auth, custom, key := r.Header.Get("Authorization"), r.Header.Get("X-Custom"), r.Header.Get(RoutingKeyHeader)
+	switch {
+	case backend == "trt":
+		if auth != "" || custom != "" || key != "" {
+			return fmt.Errorf("trt sent headers: %q %q %q", auth, custom, key)
+		}
+	case auth != "Bearer sk-test" || custom != "v=1":
+		return fmt.Errorf("headers: Authorization %q, X-Custom %q", auth, custom)
+	case backend == "truss" && key != "":
+		return fmt.Errorf("truss sent the routing key %q", key)
+	case backend != "truss" && key != "group-7":
+		return fmt.Errorf("routing key %q", key)
+	}
+	return nil
+}
+
+func sec(d time.Duration) float64 { return d.Seconds() }
+
+func TestEndToEnd(t *testing.T) {
+	header := http.Header{"Authorization": {"Bearer sk-test"}, "X-Custom": {"v=1"}}
+	cases := []struct {
+		backend string
+		stream  bool
+		text    string
+		out     int // expected output length
+		prompt  int // expected prompt length
+		itl     int
+	}{
+		{"sglang", true, "ABCD", 4, 5, 3},
+		{"vllm", true, "ABCD", 4, 5, 3},
+		{"vllm-chat", true, "ABCD", 4, 5, 3},
+		{"truss", true, "ABCD", 16, 100, 3},
+		{"trt", true, "ABCD", 16, 100, 3},
+		{"sglang-oai-chat", false, "ABCD", 4, 5, 0},
+		{"vllm-embedding", false, "", 0, 100, 0},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s-stream=%v", c.backend, c.stream), func(t *testing.T) {
+			t.Parallel()
+			in := &Input{Text: "hello", OutputLen: 16, PromptLen: 100, Model: "m", RoutingKey: "group-7"}
+			o := Options{Stream: c.stream, IgnoreEOS: true}
+			probe, _ := New(c.backend, "http://x", o, header, nil)
+			srv := fakeServer(t, c.backend, probe, in, c.stream)
+			defer srv.Close()
+			cl, err := New(c.backend, srv.URL, o, header, NewHTTPClient(true, 4))
+			if err != nil {
+				t.Fatal(err)
+			}
+			epoch := time.Now()
+			rec := &record.Record{PromptLen: in.PromptLen}
+			before := time.Now()
+			cl.Do(context.Background(), in, rec, epoch)
+			took := time.Since(before)
+			if !rec.Success {
+				t.Fatalf("failed: %s", rec.Error)
+			}
+			if rec.Text != c.text || rec.OutputLen != c.out || rec.PromptLen != c.prompt || len(rec.ITL) != c.itl {
+				t.Errorf("text %q out %d prompt %d itl %v", rec.Text, rec.OutputLen, rec.PromptLen, rec.ITL)
+			}
+			if rec.Start < 0 || rec.Start > sec(took)+sec(time.Since(epoch)) {
+				t.Errorf("start %v", rec.Start)
+			}
+			if rec.Latency < sec(firstDelay) || rec.Latency > sec(took) {
+				t.Errorf("latency %v, want in [%v, %v]", rec.Latency, firstDelay, took)
+			}
+			switch {
+			case IsEmbedding(c.backend):
+				if rec.TTFT != 0 {
+					t.Errorf("embeddings TTFT %v", rec.TTFT)
+				}
+			case !c.stream:
+				if rec.TTFT != rec.Latency {
+					t.Errorf("non-streamed TTFT %v != latency %v", rec.TTFT, rec.Latency)
+				}
+			default:
+				if rec.TTFT < sec(firstDelay) || rec.TTFT > sec(firstDelay+slack) {
+					t.Errorf("TTFT %v, want in [%v, %v]", rec.TTFT, firstDelay, firstDelay+slack)
+				}
+				// Chunk k+1 cannot arrive before it was sent, k gaps after the first.
+				at := rec.TTFT
+				for k, x := range rec.ITL {
+					at += x
+					if at < sec(firstDelay+time.Duration(k+1)*gapDelay) || x > sec(gapDelay+slack) {
+						t.Errorf("ITL %v: chunk %d at %v", rec.ITL, k+2, at)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestHTTPErrors(t *testing.T) {
+	long := strings.Repeat("é", 3000) // 6000 bytes
+	cases := []struct {
+		fixture, want string
+	}{
+		{"llm-d-inference-sim/error-unknown-model", "404 Not Found: {\"error\":{\"message\":\"The model `no-such-model` does not exist.\",\"type\":\"NotFoundError\",\"param\":null,\"code\":404}}"},
+		{"llm-d-inference-sim/failure-server-error-completions-stream", "503 Service Unavailable: {\"error\":{\"message\":\"The server is overloaded or not ready yet.\",\"type\":\"InternalServerError\",\"param\":null,\"code\":503}}"},
+		{"ollama/error-malformed-json", `400 Bad Request: {"error":{"message":"unexpected EOF","type":"invalid_request_error","param":null,"code":null}}`},
+	}
+	for _, c := range cases {
+		status, body := replayFixture(t, c.fixture)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(status)
+			w.Write(body)
+		}))
+		rec := &record.Record{}
+		client(t, "vllm", Options{Stream: true}).withURL(srv.URL+"/v1/completions").Do(context.Background(), &Input{Text: "x", OutputLen: 8}, rec, time.Now())
+		srv.Close()
+		if rec.Success || rec.Error != c.want {
+			t.Errorf("%s:\n got  %q\n want %q", c.fixture, rec.Error, c.want)
+		}
+	}
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, "\n  Traceback:\r\n  line 1\n"+long+"  \n")
+	}))
+	defer srv.Close()
+	rec := &record.Record{}
+	client(t, "sglang", Options{Stream: true}).withURL(srv.URL).Do(context.Background(), &Input{Text: "x"}, rec, time.Now())
+	// 21 bytes of head, then as many whole "é" as fit in 4096 bytes.
+	want := "500 Internal Server Error: Traceback:   line 1 " + strings.Repeat("é", (4096-21)/2) + " ... (6021 bytes in all)"
+	if rec.Error != want {
+		t.Errorf("long body:\n got  %q\n want %q", rec.Error, want)
+	}
+}
+
+// replayFixture returns a fixture's status code and body.
+func replayFixture(t *testing.T, name string) (int, []byte) {
+	head := string(fixture(t, "wire/"+name+"/response.headers"))
+	var code int
+	if _, err := fmt.Sscanf(head, "HTTP/1.1 %d", &code); err != nil {
+		t.Fatal(err)
+	}
+	return code, fixture(t, "wire/"+name+"/response.body")
+}
+
+// withURL points a test client somewhere else.
+func (c *Client) withURL(u string) *Client {
+	c.url = u
+	return c
+}
+
+// rawServer answers every connection with the given raw bytes, then closes it.
+func rawServer(t *testing.T, response string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				br := bufio.NewReader(conn)
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, req.Body)
+				io.WriteString(conn, response)
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+func TestTransportFailures(t *testing.T) {
+	cases := []struct {
+		name, response, errHas string
+	}{
+		{"custom reason", "HTTP/1.1 500 Engine Exploded\r\nContent-Length: 4\r\n\r\noops", "500 Engine Exploded: oops"},
+		{"no reason", "HTTP/1.1 502\r\nContent-Length: 0\r\n\r\n", "502 Bad Gateway: (empty body)"},
+		{"cut mid-stream", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			"1a\r\ndata: {\"choices\":[{\"text\"\r\n", "reading the response after line 0: unexpected EOF"},
+		{"cut between lines", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			"22\r\ndata: {\"choices\":[{\"text\":\"a\"}]}\n\n\r\n", "reading the response after line 2: unexpected EOF"},
+		{"clean end without [DONE]", "HTTP/1.1 200 OK\r\nContent-Length: 34\r\n\r\ndata: {\"choices\":[{\"text\":\"a\"}]}\n\n",
+			"the stream ended without data: [DONE], after 1 data lines"},
+	}
+	for _, c := range cases {
+		url := rawServer(t, c.response)
+		rec := &record.Record{}
+		client(t, "vllm", Options{Stream: true}).withURL(url).Do(context.Background(), &Input{Text: "x", OutputLen: 8}, rec, time.Now())
+		if rec.Success || !strings.Contains(rec.Error, c.errHas) || strings.ContainsAny(rec.Error, "\r\n") {
+			t.Errorf("%s: error %q, want %q", c.name, rec.Error, c.errHas)
+		}
+	}
+
+	// Nothing listens on a closed listener's port.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	rec := &record.Record{}
+	client(t, "vllm", Options{Stream: true}).withURL("http://"+addr+"/v1/completions").Do(context.Background(), &Input{Text: "x"}, rec, time.Now())
+	if rec.Success || !strings.Contains(rec.Error, "connection refused") || rec.Start <= 0 {
+		t.Errorf("refused: %q, start %v", rec.Error, rec.Start)
+	}
+
+	// The per-request limit.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.(http.Flusher).Flush()
+		io.WriteString(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	rec = &record.Record{}
+	client(t, "vllm", Options{Stream: true, Timeout: 100 * time.Millisecond}).withURL(srv.URL).Do(context.Background(), &Input{Text: "x"}, rec, time.Now())
+	if rec.Success || rec.Error != "the request exceeded its 100ms limit" || rec.TTFT <= 0 {
+		t.Errorf("timeout: %q, TTFT %v", rec.Error, rec.TTFT)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	if _, err := New("gserver", "http://h", Options{}, nil, nil); err == nil ||
+		err.Error() != "--backend gserver: not implemented by the reference tool either (it raises NotImplementedError)" {
+		t.Errorf("gserver: %v", err)
+	}
+	if _, err := New("tgi", "http://h", Options{}, nil, nil); err == nil || !strings.HasPrefix(err.Error(), "--backend tgi: unknown backend") {
+		t.Errorf("unknown: %v", err)
+	}
+}
+
+func TestTable(t *testing.T) {
+	wantPort := map[string]int{
+		"sglang": 30000, "sglang-native": 30000, "sglang-oai": 30000, "sglang-oai-chat": 30000, "sglang-embedding": 30000,
+		"vllm": 8000, "vllm-chat": 30000, "vllm-embedding": 8000, "lmdeploy": 23333, "lmdeploy-chat": 30000,
+		"trt": 8000, "gserver": 9988, "truss": 8080,
+	}
+	for _, n := range Names {
+		if DefaultPort(n) != wantPort[n] {
+			t.Errorf("DefaultPort(%s) = %d, want %d", n, DefaultPort(n), wantPort[n])
+		}
+		if (Path(n) == "") != (n == "gserver") {
+			t.Errorf("Path(%s) = %q", n, Path(n))
+		}
+		if IsEmbedding(n) != strings.HasSuffix(n, "-embedding") {
+			t.Errorf("IsEmbedding(%s)", n)
+		}
+	}
+	if len(Names) != len(wantPort) || Names[0] != "sglang" || Names[len(Names)-1] != "truss" {
+		t.Errorf("Names = %v", Names)
+	}
+	c, _ := New("vllm-chat", "http://h:1", Options{}, nil, nil)
+	if c.URL() != "http://h:1/v1/chat/completions" || Path("trt") != "/v2/models/ensemble/generate_stream" || Path("truss") != "/v1/models/model:predict" {
+		t.Errorf("paths: %s %s %s", c.URL(), Path("trt"), Path("truss"))
+	}
+}
+
+// TestKeepAlive counts the connections five sequential requests open.
+func TestKeepAlive(t *testing.T) {
+	for _, keep := range []bool{true, false} {
+		var conns atomic.Int32
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n")
+		}))
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+		srv.Start()
+		cl, _ := New("vllm", srv.URL, Options{Stream: true}, nil, NewHTTPClient(keep, 8))
+		for range 5 {
+			rec := &record.Record{}
+			cl.Do(context.Background(), &Input{Text: "x"}, rec, time.Now())
+			if !rec.Success {
+				t.Fatal(rec.Error)
+			}
+		}
+		srv.Close()
+		want := map[bool]int32{true: 1, false: 5}[keep]
+		if conns.Load() != want {
+			t.Errorf("keepAlive=%v: %d connections, want %d", keep, conns.Load(), want)
+		}
+	}
+}
+
+// TestConcurrent runs many requests at once through one client (for -race).
+func TestConcurrent(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for i := range 5 {
+			fmt.Fprintf(w, "data: {\"text\":\"%s\",\"meta_info\":{\"completion_tokens\":%d}}\n\n", strings.Repeat("x", i+1), i+1)
+			w.(http.Flusher).Flush()
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	cl, _ := New("sglang", srv.URL, Options{Stream: true}, http.Header{"Authorization": {"k"}}, NewHTTPClient(true, 32))
+	var wg sync.WaitGroup
+	recs := make([]record.Record, 64)
+	for i := range recs {
+		wg.Go(func() {
+			in := &Input{Text: "x", OutputLen: 5}
+			if i%2 == 0 { // the others share the client's header map
+				in.RoutingKey = fmt.Sprint(i)
+			}
+			cl.Do(context.Background(), in, &recs[i], time.Now())
+		})
+	}
+	wg.Wait()
+	for i, r := range recs {
+		if !r.Success || r.Text != "xxxxx" || len(r.ITL) != 4 || r.OutputLen != 5 {
+			t.Fatalf("request %d: %+v", i, r)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// NewHTTPClient returns the client requests go through: HTTP/1.1, no proxy
+// (aiohttp ignores the proxy variables by default), no compression (so a
+// stream is never held back by gzip), a 64 KiB read buffer, and no
+// client-wide timeout (Do bounds each request). With keepAlive, up to
+// maxConns idle connections are kept for reuse (maxConns <= 0: 4096);
+// without it every request opens its own connection, as the reference tool's
+// session per request does.
+func NewHTTPClient(keepAlive bool, maxConns int) *http.Client {
+	if maxConns <= 0 {
+		maxConns = 4096
+	}
+	tr := &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        0, // no limit across hosts
+		MaxIdleConnsPerHost: maxConns,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		DisableKeepAlives:   !keepAlive,
+		ForceAttemptHTTP2:   false,
+		ReadBufferSize:      64 << 10,
+	}
+	return &http.Client{Transport: tr}
+}
+
+// Sizes for the error text of an HTTP error status.
+const (
+	errShow = 4 << 10 // bytes of the body quoted in the error
+	errRead = 1 << 20 // bytes read to learn the body's size
+)
+
+// statusError is "<status> <reason>: <body>", the body trimmed, on one line
+// and cut at 4 KiB with a note of its full size.
+func statusError(resp *http.Response) string {
+	status := resp.Status
+	if code := strconv.Itoa(resp.StatusCode); status == "" || status == code {
+		status = strings.TrimSpace(code + " " + http.StatusText(resp.StatusCode))
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, errRead+1))
+	body := bytes.TrimSpace(b)
+	var note string
+	switch {
+	case len(b) > errRead:
+		note = " ... (more than 1 MiB in all)"
+	case err != nil:
+		note = " ... (reading the body failed: " + err.Error() + ")"
+	case len(body) > errShow:
+		note = " ... (" + strconv.Itoa(len(body)) + " bytes in all)"
+	}
+	if len(body) > errShow {
+		cut := errShow
+		for cut > 0 && !utf8.RuneStart(body[cut]) {
+			cut--
+		}
+		body = body[:cut]
+	}
+	if len(body) == 0 && note == "" {
+		return status + ": (empty body)"
+	}
+	return status + ": " + string(oneLine(body)) + note
+}
+
+// transportError describes a request that got no response.
+func (c *Client) transportError(ctx context.Context, err error) string {
+	if ctx.Err() == context.DeadlineExceeded {
+		return "the request exceeded its " + c.opt.Timeout.String() + " limit"
+	}
+	return string(oneLine([]byte(err.Error())))
+}
+
+// oneLine turns line breaks into spaces (a CRLF into one space).
+func oneLine(b []byte) []byte {
+	if bytes.IndexAny(b, "\r\n") < 0 {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '\r':
+			if i+1 < len(b) && b[i+1] == '\n' {
+				i++
+			}
+			out = append(out, ' ')
+		case '\n':
+			out = append(out, ' ')
+		default:
+			out = append(out, b[i])
+		}
+	}
+	return out
+}

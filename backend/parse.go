@@ -1,0 +1,378 @@
+package backend
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+
+	"benchserve/internal/jsonscan"
+	"benchserve/record"
+)
+
+// maxTokenJump bounds the new tokens one /generate chunk may report, since
+// each becomes an ITL entry: a broken counter must not exhaust memory.
+const maxTokenJump = 1 << 20
+
+// parser applies one backend's rules to the lines (or the one document) of
+// a response. It is reused across requests through a pool.
+type parser struct {
+	kind        kind
+	cacheReport bool
+	st          time.Time // just before the request was sent
+	rec         *record.Record
+
+	text      []byte // generated text
+	chunk     []byte // the current chunk's text
+	itl       []float64
+	chunkLens []int32
+	started   bool      // the first token came (TTFT is set)
+	last      time.Time // the reference's most_recent_timestamp
+	latency   float64
+	lines     int  // data lines handled
+	sse       bool // some line had the "data:" prefix
+	done      bool // saw [DONE]
+
+	outputLen     int
+	lastOutputLen int
+
+	cached    int
+	cacheRaw  []byte // the last cached_tokens_details object
+	haveCache bool
+}
+
+func (p *parser) reset(k kind, cacheReport bool, st time.Time, rec *record.Record, outputLen int) {
+	*p = parser{
+		kind: k, cacheReport: cacheReport, st: st, rec: rec, last: st, outputLen: outputLen,
+		text: p.text[:0], chunk: p.chunk[:0], cacheRaw: p.cacheRaw[:0],
+	}
+	if k != kindEmbeddings {
+		p.itl = make([]float64, 0, min(max(outputLen, 0), 1<<10))
+	}
+	if k == kindCompletions || k == kindChat {
+		p.chunkLens = make([]int32, 0, min(max(outputLen, 0), 1<<10))
+	}
+}
+
+// serverError is an error object the server sent inside a 200 response.
+type serverError string
+
+func (e serverError) Error() string { return string(e) }
+
+// line handles one stripped, non-empty line of a stream.
+func (p *parser) line(line []byte, at time.Time) error {
+	b := line
+	if len(b) == 0 || b[0] == ':' { // an SSE comment, such as a keep-alive
+		return nil
+	}
+	if bytes.HasPrefix(b, []byte("data:")) {
+		b = bytes.TrimLeft(b[5:], " \t")
+		p.sse = true
+	}
+	p.lines++
+	if p.kind != kindTRT {
+		p.latency = at.Sub(p.st).Seconds()
+	}
+	if string(b) == "[DONE]" {
+		p.done = true
+		return nil
+	}
+	err := p.doc(b, at)
+	if se, ok := err.(*jsonscan.SyntaxError); ok {
+		se.Offset += cap(line) - cap(b) // count from the start of the line
+	}
+	return err
+}
+
+// doc handles one JSON document: a stream chunk or a whole response.
+func (p *parser) doc(b []byte, at time.Time) error {
+	var f fields
+	v, err := jsonscan.ParseObject(b, f.pick)
+	if err != nil {
+		return err
+	}
+	if v.Kind != jsonscan.Object {
+		return fmt.Errorf("expected a JSON object, got %s", v.Kind)
+	}
+	if err := f.serverError(v); err != nil {
+		return err
+	}
+	switch p.kind {
+	case kindNative:
+		return p.native(&f, at)
+	case kindCompletions, kindTruss:
+		return p.completions(&f, at)
+	case kindChat:
+		return p.chat(&f, at)
+	case kindTRT:
+		return p.trt(&f, at)
+	}
+	return nil
+}
+
+// serverError reports an error the server sent in a 200 response: an
+// "error" member (OpenAI, SGLang, Triton), or vLLM's older bare error
+// object, {"object": "error", "message": ...}.
+func (f *fields) serverError(v jsonscan.Value) error {
+	switch {
+	case f.err.Truthy():
+		return serverError(errorMessage(f.err))
+	case f.object.Kind == jsonscan.String && string(f.object.Raw) == `"error"`:
+		return serverError(errorMessage(v))
+	}
+	return nil
+}
+
+// errorMessage is the error's non-empty message member, else the error
+// itself: a string, or its JSON text.
+func errorMessage(e jsonscan.Value) string {
+	if m, _ := e.Get("message"); m.Kind == jsonscan.String && m.Truthy() {
+		e = m
+	}
+	var s []byte
+	if e.Kind == jsonscan.String {
+		s = e.AppendString(nil)
+	} else {
+		s = append(s, e.Raw...)
+	}
+	return string(oneLine(s))
+}
+
+// fields picks the top-level members the parsers read.
+type fields struct {
+	choices, usage, meta, sglext, text, textOutput, err, object jsonscan.Value
+}
+
+// pick keeps the member if it is one the parsers read.
+func (f *fields) pick(k []byte, val jsonscan.Value) {
+	switch {
+	case jsonscan.KeyIs(k, "choices"):
+		f.choices = val
+	case jsonscan.KeyIs(k, "usage"):
+		f.usage = val
+	case jsonscan.KeyIs(k, "meta_info"):
+		f.meta = val
+	case jsonscan.KeyIs(k, "sglext"):
+		f.sglext = val
+	case jsonscan.KeyIs(k, "text"):
+		f.text = val
+	case jsonscan.KeyIs(k, "text_output"):
+		f.textOutput = val
+	case jsonscan.KeyIs(k, "error"):
+		f.err = val
+	case jsonscan.KeyIs(k, "object"):
+		f.object = val
+	}
+}
+
+// token records a chunk with content: the first sets TTFT, each later one
+// adds a per-chunk ITL (and, for the OpenAI backends, its byte length).
+func (p *parser) token(at time.Time, n int) {
+	if !p.started {
+		p.started = true
+		p.rec.TTFT = at.Sub(p.st).Seconds()
+	} else {
+		p.itl = append(p.itl, at.Sub(p.last).Seconds())
+		if p.kind == kindCompletions || p.kind == kindChat {
+			p.chunkLens = append(p.chunkLens, int32(min(n, 1<<31-1)))
+		}
+	}
+	p.last = at
+}
+
+// promptLen is the reference's _record_server_prompt_len: usage, or failing
+// that meta_info, carries prompt_tokens, which replace the dataset's count.
+func (p *parser) promptLen(f *fields) {
+	reported := f.usage
+	if !reported.Truthy() {
+		reported = f.meta
+	}
+	if pt, ok := reported.Get("prompt_tokens"); ok && pt.Truthy() {
+		if n, ok := pt.Int(); ok {
+			p.rec.PromptLen = int(n)
+		}
+	}
+}
+
+// usageOutputLen takes usage.completion_tokens when the chunk has one.
+func (p *parser) usageOutputLen(f *fields) {
+	if ct, ok := f.usage.Get("completion_tokens"); ok {
+		if n, ok := ct.Int(); ok {
+			p.outputLen = int(n)
+		}
+	}
+}
+
+// sglextCache keeps the last non-empty sglext.cached_tokens_details, decoded
+// once the response is complete.
+func (p *parser) sglextCache(f *fields) {
+	if d, ok := f.sglext.Get("cached_tokens_details"); ok && d.Kind == jsonscan.Object && d.Truthy() {
+		p.cacheRaw = append(p.cacheRaw[:0], d.Raw...)
+		p.haveCache = true
+	}
+}
+
+// stringField returns a string member, or "" for a missing or falsy one; a
+// truthy non-string is an error (the reference would fail on it too).
+func stringField(v jsonscan.Value, name string) (jsonscan.Value, error) {
+	f, _ := v.Get(name)
+	switch {
+	case f.Kind == jsonscan.String:
+		return f, nil
+	case f.Truthy():
+		return jsonscan.Value{}, fmt.Errorf("%s is a JSON %s, not a string", name, f.Kind)
+	}
+	return jsonscan.Value{}, nil
+}
+
+func (p *parser) completions(f *fields, at time.Time) error {
+	if p.kind == kindCompletions {
+		p.promptLen(f)
+		if p.cacheReport {
+			p.sglextCache(f)
+		}
+	}
+	if f.choices.Kind != jsonscan.Array {
+		return errors.New("the chunk has no choices array")
+	}
+	first, ok := f.choices.First()
+	if !ok {
+		// A usage-only chunk ("choices": []); the reference fails on it.
+		if p.kind == kindCompletions {
+			p.usageOutputLen(f)
+		}
+		return nil
+	}
+	text, err := stringField(first, "text")
+	if err != nil {
+		return fmt.Errorf("choices[0].%w", err)
+	}
+	if len(text.Raw) <= 2 {
+		return nil
+	}
+	p.chunk = text.AppendString(p.chunk[:0])
+	p.token(at, len(p.chunk))
+	p.text = append(p.text, p.chunk...)
+	if p.kind == kindCompletions {
+		p.usageOutputLen(f)
+	}
+	return nil
+}
+
+func (p *parser) chat(f *fields, at time.Time) error {
+	p.usageOutputLen(f)
+	p.promptLen(f)
+	if p.cacheReport {
+		p.sglextCache(f)
+	}
+	first, ok := f.choices.First()
+	if !ok {
+		return nil
+	}
+	delta, _ := first.Get("delta")
+	if err := p.chatContent(delta); err != nil {
+		return fmt.Errorf("choices[0].delta.%w", err)
+	}
+	if len(p.chunk) == 0 {
+		return nil
+	}
+	p.token(at, len(p.chunk))
+	p.text = append(p.text, p.chunk...)
+	return nil
+}
+
+// chatContent sets p.chunk to (reasoning_content or reasoning or "") +
+// (content or ""), the reference's _combine_openai_chat_content.
+func (p *parser) chatContent(m jsonscan.Value) error {
+	var rc, r, c jsonscan.Value
+	it := m.Members()
+	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
+		switch {
+		case jsonscan.KeyIs(k, "content"):
+			c = v
+		case jsonscan.KeyIs(k, "reasoning_content"):
+			rc = v
+		case jsonscan.KeyIs(k, "reasoning"):
+			r = v
+		}
+	}
+	rname := "reasoning"
+	if rc.Truthy() {
+		r, rname = rc, "reasoning_content"
+	}
+	if r.Kind != jsonscan.String && r.Truthy() {
+		return fmt.Errorf("%s is a JSON %s, not a string", rname, r.Kind)
+	}
+	if c.Kind != jsonscan.String && c.Truthy() {
+		return fmt.Errorf("content is a JSON %s, not a string", c.Kind)
+	}
+	p.chunk = r.AppendString(p.chunk[:0])
+	p.chunk = c.AppendString(p.chunk)
+	return nil
+}
+
+func (p *parser) native(f *fields, at time.Time) error {
+	if sal, ok := f.meta.Get("spec_accept_length"); ok && !sal.IsNull() {
+		if x, ok := sal.Float(); ok {
+			p.rec.SpecAcceptLength = x
+		}
+	}
+	p.promptLen(f)
+	if p.cacheReport {
+		p.cached = 0
+		if ct, ok := f.meta.Get("cached_tokens"); ok {
+			if n, ok := ct.Int(); ok {
+				p.cached = int(n)
+			}
+		}
+		p.haveCache = false
+		if d, ok := f.meta.Get("cached_tokens_details"); ok && d.Kind == jsonscan.Object && d.Truthy() {
+			p.cacheRaw = append(p.cacheRaw[:0], d.Raw...)
+			p.haveCache = true
+		}
+	}
+	switch {
+	case f.text.Kind == jsonscan.String && len(f.text.Raw) > 2:
+	case f.text.Truthy():
+		return fmt.Errorf("text is a JSON %s, not a string", f.text.Kind)
+	default:
+		return nil
+	}
+	p.text = f.text.AppendString(p.text[:0]) // cumulative: a replacement
+	ct, ok := f.meta.Get("completion_tokens")
+	n, isInt := ct.Int()
+	if !ok || !isInt {
+		return errors.New("a chunk with text has no integer meta_info.completion_tokens")
+	}
+	p.outputLen = int(n)
+	if !p.started {
+		p.started = true
+		p.rec.TTFT = at.Sub(p.st).Seconds()
+	} else {
+		newTokens := n - int64(p.lastOutputLen)
+		if newTokens == 0 {
+			return nil // the gap rolls into the next chunk
+		}
+		if newTokens > maxTokenJump {
+			return fmt.Errorf("meta_info.completion_tokens jumped by %d in one chunk", newTokens)
+		}
+		gap := at.Sub(p.last).Seconds() / float64(newTokens)
+		for range newTokens {
+			p.itl = append(p.itl, gap)
+		}
+	}
+	p.last = at
+	p.lastOutputLen = int(n)
+	return nil
+}
+
+func (p *parser) trt(f *fields, at time.Time) error {
+	if f.textOutput.Kind != jsonscan.String {
+		return errors.New("the chunk has no text_output string")
+	}
+	p.text = f.textOutput.AppendString(p.text)
+	// Every chunk counts, even one with empty text.
+	p.token(at, 0)
+	p.latency = at.Sub(p.st).Seconds()
+	return nil
+}

@@ -1,0 +1,290 @@
+package jsonscan
+
+import (
+	"encoding/binary"
+	"strconv"
+)
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(d []byte, i int) int {
+	for i < len(d) && isSpace(d[i]) {
+		i++
+	}
+	return i
+}
+
+func quoteByte(c byte) string { return strconv.QuoteRune(rune(c)) }
+
+// skip validates the value starting at d[i] and returns where it ends.
+func skip(d []byte, i, depth int) (int, Kind, error) {
+	if i >= len(d) {
+		return i, Invalid, &SyntaxError{i, "unexpected end"}
+	}
+	switch c := d[i]; {
+	case c == '"':
+		end, err := skipString(d, i)
+		return end, String, err
+	case c == '{':
+		end, err := skipObject(d, i, depth+1)
+		return end, Object, err
+	case c == '[':
+		end, err := skipArray(d, i, depth+1)
+		return end, Array, err
+	case c == '-' || (c >= '0' && c <= '9'):
+		if hasWord(d, i, "-Infinity") {
+			return i + 9, Number, nil
+		}
+		end, err := skipNumber(d, i)
+		return end, Number, err
+	case hasWord(d, i, "true"):
+		return i + 4, True, nil
+	case hasWord(d, i, "false"):
+		return i + 5, False, nil
+	case hasWord(d, i, "null"):
+		return i + 4, Null, nil
+	case hasWord(d, i, "NaN"):
+		return i + 3, Number, nil
+	case hasWord(d, i, "Infinity"):
+		return i + 8, Number, nil
+	default:
+		return i, Invalid, &SyntaxError{i, "unexpected character " + quoteByte(c)}
+	}
+}
+
+func hasWord(d []byte, i int, w string) bool {
+	return len(d)-i >= len(w) && string(d[i:i+len(w)]) == w
+}
+
+// Masks for finding, eight bytes at a time, a byte that ends a plain run
+// in a string: '"', '\\' or a control character.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// special reports whether the 8 bytes of x hold '"', '\\' or a byte < 0x20
+// (bytes >= 0x80 never count, so UTF-8 text runs at full speed).
+func special(x uint64) bool {
+	q := x ^ (ones * '"')
+	b := x ^ (ones * '\\')
+	return ((q-ones)&^q|(b-ones)&^b|(x-ones*0x20)&^x)&highs != 0
+}
+
+func skipString(d []byte, i int) (int, error) {
+	j := i + 1
+	for {
+		for j+8 <= len(d) && !special(binary.LittleEndian.Uint64(d[j:])) {
+			j += 8
+		}
+		if j >= len(d) {
+			break
+		}
+		switch c := d[j]; {
+		case c == '"':
+			return j + 1, nil
+		case c == '\\':
+			if j+1 >= len(d) {
+				return j, &SyntaxError{j, "unterminated string"}
+			}
+			switch d[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if _, ok := hex4(d, j+2); !ok {
+					return j, &SyntaxError{j, `bad \u escape`}
+				}
+				j += 6
+			default:
+				return j, &SyntaxError{j, "bad escape " + quoteByte(d[j+1])}
+			}
+		case c < 0x20:
+			return j, &SyntaxError{j, "control character in string"}
+		default:
+			j++
+		}
+	}
+	return len(d), &SyntaxError{i, "unterminated string"}
+}
+
+func skipDigits(d []byte, i int) int {
+	for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+func skipNumber(d []byte, i int) (int, error) {
+	start := i
+	if d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && d[i] >= '1' && d[i] <= '9':
+		i = skipDigits(d, i)
+	default:
+		return i, &SyntaxError{start, "bad number"}
+	}
+	if i < len(d) && d[i] == '.' {
+		j := skipDigits(d, i+1)
+		if j == i+1 {
+			return j, &SyntaxError{start, "bad number"}
+		}
+		i = j
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		j := skipDigits(d, i)
+		if j == i {
+			return j, &SyntaxError{start, "bad number"}
+		}
+		i = j
+	}
+	return i, nil
+}
+
+func skipObject(d []byte, i, depth int) (int, error) {
+	if depth > maxDepth {
+		return i, &SyntaxError{i, "nested too deeply"}
+	}
+	i = skipSpace(d, i+1)
+	if i < len(d) && d[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(d) || d[i] != '"' {
+			return i, &SyntaxError{i, "expected a key"}
+		}
+		end, err := skipString(d, i)
+		if err != nil {
+			return end, err
+		}
+		i = skipSpace(d, end)
+		if i >= len(d) || d[i] != ':' {
+			return i, &SyntaxError{i, "expected ':'"}
+		}
+		i = skipSpace(d, i+1)
+		if i, _, err = skip(d, i, depth); err != nil {
+			return i, err
+		}
+		i = skipSpace(d, i)
+		if i >= len(d) {
+			return i, &SyntaxError{i, "unexpected end in object"}
+		}
+		switch d[i] {
+		case ',':
+			i = skipSpace(d, i+1)
+		case '}':
+			return i + 1, nil
+		default:
+			return i, &SyntaxError{i, "expected ',' or '}'"}
+		}
+	}
+}
+
+func skipArray(d []byte, i, depth int) (int, error) {
+	if depth > maxDepth {
+		return i, &SyntaxError{i, "nested too deeply"}
+	}
+	i = skipSpace(d, i+1)
+	if i < len(d) && d[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i, _, err = skip(d, i, depth); err != nil {
+			return i, err
+		}
+		i = skipSpace(d, i)
+		if i >= len(d) {
+			return i, &SyntaxError{i, "unexpected end in array"}
+		}
+		switch d[i] {
+		case ',':
+			i = skipSpace(d, i+1)
+		case ']':
+			return i + 1, nil
+		default:
+			return i, &SyntaxError{i, "expected ',' or ']'"}
+		}
+	}
+}
+
+// skipTrusted finds the end of the value at d[i] in a document Parse has
+// validated, without checking it again. On other input it stops somewhere
+// within d, never past it.
+func skipTrusted(d []byte, i int) (int, Kind) {
+	if i >= len(d) {
+		return len(d), Invalid
+	}
+	switch c := d[i]; c {
+	case '"':
+		return endString(d, i), String
+	case '{', '[':
+		kind := Object
+		if c == '[' {
+			kind = Array
+		}
+		depth := 0
+		for j := i; j < len(d); j++ {
+			switch d[j] {
+			case '"':
+				j = endString(d, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, kind
+				}
+			}
+		}
+		return len(d), kind
+	case 't':
+		return min(i+4, len(d)), True
+	case 'f':
+		return min(i+5, len(d)), False
+	case 'n':
+		return min(i+4, len(d)), Null
+	}
+	j := i + 1
+	for j < len(d) && d[j] != ',' && d[j] != '}' && d[j] != ']' && !isSpace(d[j]) {
+		j++
+	}
+	return j, Number
+}
+
+// endString returns the index after the closing quote of the string that
+// starts at d[i].
+func endString(d []byte, i int) int {
+	j := i + 1
+	for j < len(d) {
+		for j+8 <= len(d) && !quoteOrEscape(binary.LittleEndian.Uint64(d[j:])) {
+			j += 8
+		}
+		if j >= len(d) {
+			break
+		}
+		switch d[j] {
+		case '"':
+			return j + 1
+		case '\\':
+			j += 2 // the escaped byte; a \u's hex digits hold no quote
+		default:
+			j++
+		}
+	}
+	return len(d)
+}
+
+// quoteOrEscape reports whether the 8 bytes of x hold '"' or '\\'.
+func quoteOrEscape(x uint64) bool {
+	q := x ^ (ones * '"')
+	b := x ^ (ones * '\\')
+	return ((q-ones)&^q|(b-ones)&^b)&highs != 0
+}

@@ -1,0 +1,153 @@
+// Package sse reads a streamed HTTP response body line by line, as aiohttp's
+// StreamReader does for the reference tool: split on '\n', strip surrounding
+// whitespace, skip empty lines. Each line comes with the instant at which its
+// last byte arrived, taken before any parsing, so that parsing cost never
+// shows up in the measured latencies.
+package sse
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// DefaultMaxLine is the longest line a Reader accepts unless told otherwise.
+const DefaultMaxLine = 64 << 20
+
+const initialSize = 4 << 10
+
+// ErrLineTooLong is wrapped by the error Next returns for a line longer than
+// the Reader's limit.
+var ErrLineTooLong = errors.New("line too long")
+
+// Reader splits a stream into trimmed, non-empty lines. It reuses one buffer:
+// a line returned by Next is valid only until the following call.
+type Reader struct {
+	r       io.Reader
+	buf     []byte
+	start   int // first unconsumed byte
+	end     int // end of the bytes read so far
+	scanned int // bytes in buf[start:scanned] hold no '\n'
+	max     int
+	line    int       // number of '\n'-separated lines consumed, empty ones included
+	at      time.Time // when the last Read returned
+	err     error     // sticky error from r
+}
+
+// NewReader returns a Reader of r that accepts lines up to maxLine bytes
+// (DefaultMaxLine when maxLine <= 0).
+func NewReader(r io.Reader, maxLine int) *Reader {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
+	return &Reader{r: r, max: maxLine}
+}
+
+// Reset makes the Reader read from r, keeping its buffer.
+func (s *Reader) Reset(r io.Reader) {
+	s.r = r
+	s.start, s.end, s.scanned, s.line = 0, 0, 0, 0
+	s.at = time.Time{}
+	s.err = nil
+}
+
+// BufferSize is the size of the buffer the Reader holds (for pools that do
+// not want to keep a huge one).
+func (s *Reader) BufferSize() int { return cap(s.buf) }
+
+// Line is the 1-based number, counting empty lines, of the line Next last
+// returned.
+func (s *Reader) Line() int { return s.line }
+
+// Next returns the next non-empty line, stripped of ASCII whitespace, and the
+// time at which the Read that completed it returned. At the end of the stream
+// it returns io.EOF; a last line without '\n' is returned first. Other errors
+// come from the underlying reader (a partial last line is then dropped), or
+// wrap ErrLineTooLong.
+func (s *Reader) Next() ([]byte, time.Time, error) {
+	for {
+		if i := bytes.IndexByte(s.buf[s.scanned:s.end], '\n'); i >= 0 {
+			nl := s.scanned + i
+			raw := s.buf[s.start:nl]
+			s.start = nl + 1
+			s.scanned = s.start
+			s.line++
+			if line := trim(raw); len(line) > 0 {
+				return line, s.at, nil
+			}
+			continue
+		}
+		s.scanned = s.end
+		if s.err != nil {
+			// A last line without '\n' counts only at a clean end: after a
+			// broken connection it is a fragment.
+			if s.err == io.EOF && s.start < s.end {
+				raw := s.buf[s.start:s.end]
+				s.start, s.scanned = s.end, s.end
+				s.line++
+				if line := trim(raw); len(line) > 0 {
+					return line, s.at, nil
+				}
+			}
+			return nil, s.at, s.err
+		}
+		if err := s.fill(); err != nil {
+			return nil, s.at, err
+		}
+	}
+}
+
+// fill reads once more into the buffer, making room first.
+func (s *Reader) fill() error {
+	if s.start == s.end {
+		s.start, s.end, s.scanned = 0, 0, 0
+	}
+	if s.end == len(s.buf) {
+		if s.start > 0 {
+			n := copy(s.buf, s.buf[s.start:s.end])
+			s.scanned -= s.start
+			s.start, s.end = 0, n
+		} else {
+			if len(s.buf) >= s.max {
+				return fmt.Errorf("sse: line %d: %w: more than %d bytes", s.line+1, ErrLineTooLong, s.max)
+			}
+			size := max(2*len(s.buf), initialSize)
+			size = min(size, s.max)
+			nb := make([]byte, size)
+			copy(nb, s.buf[:s.end])
+			s.buf = nb
+		}
+	}
+	if s.r == nil {
+		s.err = io.EOF
+		return nil
+	}
+	n, err := s.r.Read(s.buf[s.end:])
+	s.at = time.Now()
+	if n < 0 || n > len(s.buf)-s.end {
+		return errors.New("sse: reader returned an invalid count")
+	}
+	s.end += n
+	if err != nil {
+		s.err = err
+	}
+	return nil
+}
+
+// trim strips what Python's bytes.strip() strips: space, \t, \n, \r, \v, \f.
+func trim(b []byte) []byte {
+	i, j := 0, len(b)
+	for i < j && isSpace(b[i]) {
+		i++
+	}
+	for j > i && isSpace(b[j-1]) {
+		j--
+	}
+	return b[i:j]
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
