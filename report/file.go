@@ -28,15 +28,21 @@ func Append(path string, line []byte) error {
 }
 
 // CheckWritable fails early, before a run, when the result file cannot be
-// opened for appending. It creates the file if it is absent and leaves an
-// existing one untouched.
+// opened for appending. An existing file is left untouched; an absent one
+// is created to prove it can be, then removed.
 func CheckWritable(path string) error {
+	_, statErr := os.Stat(path)
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("result file: %w", err)
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("result file: %w", err)
+	}
+	// A file that did not exist is removed again, so that a run that stops
+	// before its result leaves nothing behind.
+	if os.IsNotExist(statErr) {
+		os.Remove(path)
 	}
 	return nil
 }

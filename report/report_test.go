@@ -232,6 +232,9 @@ func TestAppendKeepsLines(t *testing.T) {
 	if err := CheckWritable(path); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("CheckWritable left a new file behind: %v", err)
+	}
 	if err := Append(path, []byte("{\"a\": 1}\n")); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,221 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// control makes the control-plane calls (§8): readiness, model discovery,
+// cache flush, profiler, server info. They send the auth header only.
+type control struct {
+	base string
+	auth http.Header
+	http *http.Client
+}
+
+func (c *control) get(ctx context.Context, path string, timeout time.Duration) (int, []byte, error) {
+	return c.do(ctx, http.MethodGet, c.base+path, nil, c.auth, timeout)
+}
+
+func (c *control) do(ctx context.Context, method, u string, body []byte, h http.Header, timeout time.Duration) (int, []byte, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	return resp.StatusCode, data, err
+}
+
+// waitReady polls url once a second until it answers 200 or timeout passes,
+// printing the reference tool's lines. On failure it returns the last reason.
+func (c *control) waitReady(ctx context.Context, out io.Writer, u string, timeout int) (bool, string) {
+	fmt.Fprintf(out, "Waiting up to %ds for %s to become ready...\n", timeout, u)
+	start := time.Now()
+	last := ""
+	for {
+		status, _, err := c.do(ctx, http.MethodGet, u, nil, c.auth, 5*time.Second)
+		switch {
+		case err == nil && status == http.StatusOK:
+			fmt.Fprintf(out, "Server ready in %.1fs.\n", time.Since(start).Seconds())
+			return true, ""
+		case err != nil:
+			last = shortErr(err)
+		default:
+			last = fmt.Sprintf("HTTP %d %s", status, http.StatusText(status))
+		}
+		if time.Since(start) >= time.Duration(timeout)*time.Second || ctx.Err() != nil {
+			fmt.Fprintf(out, "Server did not become ready within %ds timeout.\n", timeout)
+			return false, last
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// firstModel returns data[0].id of GET /v1/models, "" for an empty list.
+func (c *control) firstModel(ctx context.Context) (string, error) {
+	status, body, err := c.get(ctx, "/v1/models", 30*time.Second)
+	if err != nil {
+		return "", err
+	}
+	if status != http.StatusOK {
+		return "", fmt.Errorf("HTTP %d: %s", status, oneLine(body, 200))
+	}
+	var v struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return "", fmt.Errorf("invalid JSON: %v", err)
+	}
+	if len(v.Data) == 0 {
+		return "", nil
+	}
+	return v.Data[0].ID, nil
+}
+
+// tokenizerPath returns tokenizer_path or model_path from GET /model_info,
+// "" when the server has neither; errors are ignored, as the reference does.
+func (c *control) tokenizerPath(ctx context.Context) string {
+	status, body, err := c.get(ctx, "/model_info", 5*time.Second)
+	if err != nil || status != http.StatusOK {
+		return ""
+	}
+	var v struct {
+		TokenizerPath string `json:"tokenizer_path"`
+		ModelPath     string `json:"model_path"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	if v.TokenizerPath != "" {
+		return v.TokenizerPath
+	}
+	return v.ModelPath
+}
+
+// flush empties the server's prefix cache (§8.2); a non-2xx answer is an error.
+func (c *control) flush(ctx context.Context, backend string, timeout float64) error {
+	u := c.base + "/flush_cache"
+	switch {
+	case strings.HasPrefix(backend, "vllm"):
+		u = c.base + "/reset_prefix_cache"
+	case strings.HasPrefix(backend, "sglang"):
+		u += "?" + url.Values{"timeout": {pyFloatParam(timeout)}}.Encode()
+	}
+	status, body, err := c.do(ctx, http.MethodPost, u, nil, c.auth, 0)
+	if err != nil {
+		return fmt.Errorf("--flush-cache: POST %s: %s", u, shortErr(err))
+	}
+	if status < 200 || status > 299 {
+		return fmt.Errorf("--flush-cache: POST %s answered %d %s: %s", u, status, http.StatusText(status), oneLine(body, 300))
+	}
+	return nil
+}
+
+// serverInfo returns the body of GET /server_info when it answers 200 with
+// JSON, else nil.
+func (c *control) serverInfo(ctx context.Context) []byte {
+	status, body, err := c.get(ctx, "/server_info", 30*time.Second)
+	if err != nil || status != http.StatusOK || !json.Valid(body) {
+		return nil
+	}
+	return body
+}
+
+// acceptLength reads internal_states[0].avg_spec_accept_length from a
+// /server_info body (decode[0] first for a PD router), nil when absent.
+func acceptLength(info []byte) *float64 {
+	if info == nil {
+		return nil
+	}
+	var v struct {
+		Decode         []json.RawMessage `json:"decode"`
+		InternalStates []struct {
+			Avg *float64 `json:"avg_spec_accept_length"`
+		} `json:"internal_states"`
+	}
+	if json.Unmarshal(info, &v) != nil {
+		return nil
+	}
+	if v.Decode != nil {
+		if len(v.Decode) == 0 {
+			return nil
+		}
+		return acceptLength(v.Decode[0])
+	}
+	if len(v.InternalStates) == 0 {
+		return nil
+	}
+	return v.InternalStates[0].Avg
+}
+
+// pyFloatParam formats a float as Python's str() does, for query strings.
+func pyFloatParam(f float64) string {
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return s
+}
+
+// shortErr turns a transport error into one line without Go's URL prefix.
+func shortErr(err error) string {
+	var ue *url.Error
+	if e, ok := err.(*url.Error); ok {
+		ue = e
+		err = ue.Err
+	}
+	var op *net.OpError
+	if e, ok := err.(*net.OpError); ok {
+		op = e
+		if op.Op == "dial" {
+			return "cannot connect to " + op.Addr.String() + ": " + op.Err.Error()
+		}
+	}
+	if err == context.DeadlineExceeded {
+		return "timed out"
+	}
+	return err.Error()
+}
+
+// oneLine returns b as one line of at most n bytes.
+func oneLine(b []byte, n int) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}

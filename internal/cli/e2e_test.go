@@ -1,0 +1,270 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"benchserve/bench"
+)
+
+// run executes the whole command line in-process and returns its exit
+// code, stdout and stderr.
+func run(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	getenv := func(k string) string { return env[k] }
+	code := Main(context.Background(), args, IO{Stdout: &out, Stderr: &errb, Getenv: getenv})
+	return code, out.String(), errb.String()
+}
+
+// field returns the value printed after label in the result block.
+func field(t *testing.T, out, label string) string {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, label) {
+			return strings.TrimSpace(line[len(label):])
+		}
+	}
+	t.Fatalf("no %q line in output:\n%s", label, out)
+	return ""
+}
+
+func readLine(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	var m map[string]any
+	// Python writes Infinity for an infinite rate; encoding/json does not
+	// take it, so swap it for a number before decoding.
+	last := strings.ReplaceAll(lines[len(lines)-1], "Infinity", "1e999999")
+	dec := json.NewDecoder(strings.NewReader(last))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil && !strings.Contains(err.Error(), "1e999999") {
+		t.Fatalf("result line is not JSON: %v\n%s", err, last)
+	}
+	return m
+}
+
+func num(t *testing.T, m map[string]any, key string) float64 {
+	t.Helper()
+	n, ok := m[key].(json.Number)
+	if !ok {
+		t.Fatalf("key %s = %v (%T), want a number", key, m[key], m[key])
+	}
+	f, _ := n.Float64()
+	return f
+}
+
+// Each backend against a server with TTFT 40 ms and 10 ms between tokens:
+// every request completes, the totals add up, and the measured TTFT and ITL
+// are never below the server's delays and not far above them.
+func TestEndToEndPerBackend(t *testing.T) {
+	const (
+		ttft     = 40 * time.Millisecond
+		itl      = 10 * time.Millisecond
+		prompts  = 6
+		outLen   = 8
+		slack    = 60.0 // ms above the server's delay tolerated on a shared, noisy machine
+	)
+	for _, be := range []string{"sglang", "sglang-oai", "sglang-oai-chat", "vllm", "vllm-chat", "lmdeploy", "lmdeploy-chat", "trt", "truss", "sglang-embedding", "vllm-embedding"} {
+		t.Run(be, func(t *testing.T) {
+			srv := newFakeServer(t, ttft, itl)
+			out := filepath.Join(t.TempDir(), "res.jsonl")
+			code, stdout, stderr := run(t, nil, "--backend", be, "--base-url", srv.srv.URL, "--model", "fake-model",
+				"--tokenizer", "o200k_base", "--dataset-name", "random-ids", "--random-input", "32", "--random-output", "8",
+				"--random-range-ratio", "1", "--num-prompt", "6", "--output-file", out, "--warmup-requests", "1")
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			if got := field(t, stdout, "Successful requests:"); got != "6" {
+				t.Errorf("successful requests = %s", got)
+			}
+			m := readLine(t, out)
+			if num(t, m, "completed") != prompts {
+				t.Errorf("completed = %v", m["completed"])
+			}
+			if num(t, m, "total_input_tokens") != prompts*32 {
+				t.Errorf("total_input_tokens = %v", m["total_input_tokens"])
+			}
+			if m["backend"] != be {
+				t.Errorf("backend = %v", m["backend"])
+			}
+			embedding := strings.Contains(be, "embedding")
+			if embedding {
+				if strings.Contains(stdout, "Mean TTFT") {
+					t.Error("embedding run printed TTFT")
+				}
+				if num(t, m, "total_output_tokens") != 0 {
+					t.Errorf("embedding output tokens = %v", m["total_output_tokens"])
+				}
+				return
+			}
+			if num(t, m, "total_output_tokens") != prompts*outLen {
+				t.Errorf("total_output_tokens = %v", m["total_output_tokens"])
+			}
+			if r := num(t, m, "total_output_tokens_retokenized"); r != prompts*outLen {
+				t.Errorf("retokenized output tokens = %v, want %d", r, prompts*outLen)
+			}
+			ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+			for _, k := range []string{"mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms"} {
+				if v := num(t, m, k); v < ms(ttft) || v > ms(ttft)+slack {
+					t.Errorf("%s = %.2f, want within [%.0f, %.0f]", k, v, ms(ttft), ms(ttft)+slack)
+				}
+			}
+			// Gaps are 10 ms at the server; the client may see a gap
+			// shortened by a late previous chunk, so only the mean is bound
+			// below, and every statistic above.
+			if v := num(t, m, "mean_itl_ms"); v < ms(itl)-1 || v > ms(itl)+slack {
+				t.Errorf("mean_itl_ms = %.2f, want about %.0f", v, ms(itl))
+			}
+			if v := num(t, m, "mean_e2e_latency_ms"); v < ms(ttft+(outLen-1)*itl) {
+				t.Errorf("mean E2E %.2f ms below the server's %v", v, ttft+(outLen-1)*itl)
+			}
+			if v := num(t, m, "mean_tpot_ms"); v < ms(itl)-1 || v > ms(itl)+slack {
+				t.Errorf("mean_tpot_ms = %.2f", v)
+			}
+		})
+	}
+}
+
+func TestEndToEndNonStreaming(t *testing.T) {
+	srv := newFakeServer(t, 20*time.Millisecond, 5*time.Millisecond)
+	out := filepath.Join(t.TempDir(), "res.jsonl")
+	code, stdout, stderr := run(t, nil, "--backend", "vllm-chat", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
+		"--dataset-name", "random-ids", "--random-input-len", "16", "--random-output-len", "4", "--random-range-ratio", "1",
+		"--num-prompts", "3", "--disable-stream", "--output-file", out, "--output-details")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	m := readLine(t, out)
+	if num(t, m, "mean_itl_ms") != 0 {
+		t.Errorf("non-streaming ITL = %v, want 0", m["mean_itl_ms"])
+	}
+	if num(t, m, "mean_ttft_ms") != num(t, m, "mean_e2e_latency_ms") {
+		t.Errorf("non-streaming TTFT %v != E2E %v", m["mean_ttft_ms"], m["mean_e2e_latency_ms"])
+	}
+	if texts, _ := m["generated_texts"].([]any); len(texts) != 3 {
+		t.Errorf("details: %d generated texts", len(texts))
+	}
+	// The model was found through GET /v1/models.
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.bodies[0]["model"] != "fake-model" {
+		t.Errorf("model sent = %v", srv.bodies[0]["model"])
+	}
+}
+
+// A server that answers 500 to some requests: the run completes, counts the
+// failures, prints the block and writes the line.
+func TestEndToEndServerErrors(t *testing.T) {
+	srv := newFakeServer(t, 5*time.Millisecond, time.Millisecond)
+	srv.failEvery = 3 // the warmup is request 1; requests 3, 6, 9 fail
+	out := filepath.Join(t.TempDir(), "res.jsonl")
+	code, stdout, stderr := run(t, nil, "--backend", "vllm", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
+		"--dataset-name", "random-ids", "--random-input-len", "8", "--random-output-len", "4", "--num-prompts", "9",
+		"--max-concurrency", "1", "--output-file", out, "--output-details")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if got := field(t, stdout, "Successful requests:"); got != "6" {
+		t.Errorf("successful = %s", got)
+	}
+	if got := field(t, stdout, "Failed requests:"); got != "3" {
+		t.Errorf("failed = %s", got)
+	}
+	m := readLine(t, out)
+	errs, _ := m["errors"].([]any)
+	n := 0
+	for _, e := range errs {
+		if s, _ := e.(string); strings.HasPrefix(s, "500 Internal Server Error: ") {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d errors recorded as 500s: %v", n, errs)
+	}
+}
+
+// Every request failing: the block is printed with zeros, the line is
+// written, and the exit code says so.
+func TestEndToEndAllFail(t *testing.T) {
+	srv := newFakeServer(t, 0, 0)
+	srv.failEvery = 1
+	out := filepath.Join(t.TempDir(), "res.jsonl")
+	code, stdout, stderr := run(t, nil, "--backend", "sglang", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
+		"--dataset-name", "random-ids", "--num-prompts", "4", "--random-input-len", "8", "--random-output-len", "4",
+		"--warmup-requests", "0", "--output-file", out)
+	if code != bench.ExitAllFailed {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, bench.ExitAllFailed, stdout, stderr)
+	}
+	if got := field(t, stdout, "Successful requests:"); got != "0" {
+		t.Errorf("successful = %s", got)
+	}
+	if !strings.Contains(stderr, "all 4 requests failed") || !strings.Contains(stderr, "500 Internal Server Error") {
+		t.Errorf("stderr = %q", stderr)
+	}
+	if m := readLine(t, out); num(t, m, "completed") != 0 {
+		t.Errorf("completed = %v", m["completed"])
+	}
+
+	// With the default warmup, the run stops before measuring.
+	code, stdout, _ = run(t, nil, "--backend", "sglang", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
+		"--dataset-name", "random-ids", "--num-prompts", "4", "--random-input-len", "8", "--random-output-len", "4",
+		"--output-file", out)
+	if code != bench.ExitFailure || !strings.Contains(stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: 500 Internal Server Error") {
+		t.Errorf("warmup failure: exit %d\n%s", code, stdout)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	srv := newFakeServer(t, 0, 0)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte("[\n {\"conversations\": [\n  {\"value\": \"hi\"},\n  {\"value\": oops}\n ]}\n]"), 0o644)
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown flag", []string{"--no-such-flag"}, 2, "benchserve: error: unrecognized arguments: --no-such-flag"},
+		{"ambiguous prefix", []string{"--random", "3"}, 2, "ambiguous option: --random could match --random-input-len"},
+		{"bad value", []string{"--num-prompts", "ten"}, 2, "argument --num-prompts: invalid int value: 'ten'"},
+		{"bad choice", []string{"--backend", "nope"}, 2, "argument --backend: invalid choice: 'nope'"},
+		{"malformed extra body", []string{"--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--extra-request-body", `{"top_k": 5,}`}, 2, "--extra-request-body: invalid JSON"},
+		{"extra body not an object", []string{"--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--extra-request-body", `[1]`}, 2, "--extra-request-body: not a JSON object"},
+		{"missing dataset", []string{"--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--dataset-path", filepath.Join(dir, "nope.json")}, 1, "nope.json: no such file"},
+		{"invalid dataset", []string{"--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--dataset-path", bad}, 1, "bad.json: invalid JSON at line 4 column"},
+		{"unreachable server", []string{"--port", "1", "--host", "127.0.0.1", "--ready-check-timeout-sec", "1", "--tokenizer", "o200k_base"}, 1, "server at http://127.0.0.1:1/v1/models is not ready after 1s"},
+		{"unsupported tokenizer", []string{"--base-url", srv.srv.URL, "--tokenizer", "meta-llama/Llama-3.1-8B-Instruct"}, 1, `not supported yet: use --tokenizer o200k_base`},
+		{"unsupported dataset", []string{"--dataset-name", "mmmu"}, 2, "--dataset-name mmmu: not supported yet"},
+		{"gserver", []string{"--backend", "gserver"}, 2, "--backend gserver: not implemented"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append(c.args, "--output-file", filepath.Join(dir, "out.jsonl"), "--num-prompts", "2")
+			if c.name == "bad value" {
+				args = c.args
+			}
+			code, stdout, stderr := run(t, nil, args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, stdout, stderr)
+			}
+			if !strings.Contains(stderr, c.want) {
+				t.Errorf("stderr %q does not contain %q", stderr, c.want)
+			}
+			if n := strings.Count(strings.TrimSpace(stderr), "\n"); n > 0 {
+				t.Errorf("error is %d lines, want one:\n%s", n+1, stderr)
+			}
+		})
+	}
+}
