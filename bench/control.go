@@ -9,9 +9,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"benchserve/internal/pyfmt"
 )
 
 // control makes the control-plane calls (§8): readiness, model discovery,
@@ -133,7 +134,7 @@ func (c *control) flush(ctx context.Context, backend string, timeout float64) er
 	case strings.HasPrefix(backend, "vllm"):
 		u = c.base + "/reset_prefix_cache"
 	case strings.HasPrefix(backend, "sglang"):
-		u += "?" + url.Values{"timeout": {pyFloatParam(timeout)}}.Encode()
+		u += "?" + url.Values{"timeout": {pyfmt.Float(timeout)}}.Encode() // str(float), as requests sends it
 	}
 	status, body, err := c.do(ctx, http.MethodPost, u, nil, c.auth, 0)
 	if err != nil {
@@ -180,15 +181,6 @@ func acceptLength(info []byte) *float64 {
 		return nil
 	}
 	return v.InternalStates[0].Avg
-}
-
-// pyFloatParam formats a float as Python's str() does, for query strings.
-func pyFloatParam(f float64) string {
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.ContainsAny(s, ".eE") {
-		s += ".0"
-	}
-	return s
 }
 
 // shortErr turns a transport error into one line without Go's URL prefix.

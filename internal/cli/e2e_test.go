@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -266,5 +268,123 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("error is %d lines, want one:\n%s", n+1, stderr)
 			}
 		})
+	}
+}
+
+// The control-plane calls and request decorations reach the server: the
+// cache flush and profiler around the run, auth and custom headers, LoRA
+// names, the extra body and the fake-prefill fields.
+func TestEndToEndControlPlane(t *testing.T) {
+	srv := newFakeServer(t, time.Millisecond, time.Millisecond)
+	srv.accept = 2.5
+	dir := t.TempDir()
+	out := filepath.Join(dir, "res.jsonl")
+	code, stdout, stderr := run(t, map[string]string{"OPENAI_API_KEY": "sk-test"},
+		"--backend", "sglang", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
+		"--dataset-name", "random-ids", "--num-prompts", "4", "--random-input-len", "8", "--random-output-len", "3",
+		"--flush-cache", "--profile", "--profile-output-dir", dir, "--lora-name", "a", "b", "--lora-request-distribution", "distinct",
+		"--header", "X-Team=perf", "--extra-request-body", `{"top_k": 5, "sampling_params": {"temperature": 0.5}}`,
+		"--fake-prefill", "--cache-report", "--tag", "ci", "--max-concurrency", "1", "--output-file", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	calls := strings.Join(srv.calls, "\n")
+	for _, want := range []string{"POST /flush_cache?timeout=60.0", "POST /start_profile", "POST /stop_profile", "GET /server_info"} {
+		if !strings.Contains(calls, want) {
+			t.Errorf("server saw no %q; calls:\n%s", want, calls)
+		}
+	}
+	if strings.Index(calls, "/flush_cache") > strings.Index(calls, "/start_profile") {
+		t.Error("the cache was flushed after the profiler started")
+	}
+	for _, want := range []string{"Starting profiler...", "Profiler started", "Stopping profiler...", "Profiler stopped", "async_request_profile api_url='" + srv.srv.URL + "/start_profile' body={'activities': ['CPU', 'GPU'], 'num_steps': None"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q", want)
+		}
+	}
+	if got := field(t, stdout, "Accept length:"); got != "2.50" {
+		t.Errorf("accept length = %q", got)
+	}
+	// bodies[0] is the warmup; the four measured requests alternate adapters.
+	var loras []string
+	for i, b := range srv.bodies {
+		if b["top_k"] != 5.0 || b["bootstrap_host"] != "2.2.2.2" || b["bootstrap_room"] != 0.0 {
+			t.Errorf("body %d lacks the extra fields: %v", i, b)
+		}
+		if sp, _ := b["sampling_params"].(map[string]any); len(sp) != 1 || sp["temperature"] != 0.5 {
+			t.Errorf("body %d: the extra body's sampling_params must replace the whole dict, got %v", i, b["sampling_params"])
+		}
+		loras = append(loras, b["lora_path"].(string))
+		h := srv.headers[i]
+		if h.Get("Authorization") != "Bearer sk-test" || h.Get("X-Team") != "perf" {
+			t.Errorf("request %d headers: %v", i, h)
+		}
+	}
+	if got := strings.Join(loras, ","); got != "a,a,b,a,b" {
+		t.Errorf("lora_path per request = %s, want the warmup on the first adapter, then round-robin", got)
+	}
+	m := readLine(t, out)
+	if m["tag"] != "ci" {
+		t.Errorf("tag = %v", m["tag"])
+	}
+	if _, ok := m["cache_report"].(map[string]any); !ok {
+		t.Errorf("no cache_report in %v", m)
+	}
+	if info, _ := m["server_info"].(map[string]any); info["version"] != "fake" {
+		t.Errorf("server_info = %v", m["server_info"])
+	}
+}
+
+// The same seed gives the same requests; another seed, others.
+func TestEndToEndSeedIsDeterministic(t *testing.T) {
+	prompts := func(seed string) []string {
+		srv := newFakeServer(t, 0, 0)
+		code, stdout, stderr := run(t, nil, "--backend", "vllm", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
+			"--dataset-name", "random-ids", "--num-prompts", "5", "--random-input-len", "16", "--random-output-len", "2",
+			"--seed", seed, "--warmup-requests", "0", "--output-file", filepath.Join(t.TempDir(), "r.jsonl"))
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		var ps []string
+		for _, b := range srv.bodies {
+			ps = append(ps, b["prompt"].(string))
+		}
+		sort.Strings(ps) // requests arrive concurrently
+		return ps
+	}
+	a, b, c := prompts("7"), prompts("7"), prompts("8")
+	if strings.Join(a, "|") != strings.Join(b, "|") {
+		t.Error("seed 7 gave different prompts twice")
+	}
+	if strings.Join(a, "|") == strings.Join(c, "|") {
+		t.Error("seeds 7 and 8 gave the same prompts")
+	}
+}
+
+func TestEndToEndPrintRequests(t *testing.T) {
+	srv := newFakeServer(t, 0, 0)
+	code, stdout, stderr := run(t, nil, "--backend", "sglang-oai-chat", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
+		"--dataset-name", "random-ids", "--num-prompts", "2", "--random-input-len", "4", "--random-output-len", "2",
+		"--print-requests", "--output-file", filepath.Join(t.TempDir(), "r.jsonl"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	starts := regexp.MustCompile(`(?m)^rid=([0-9a-f-]{36}) time=[0-9.]+ message="request start" request_func_input="RequestFuncInput\(prompt='...', api_url='` + regexp.QuoteMeta(srv.srv.URL) + `/v1/chat/completions', prompt_len=\d+, output_len=\d+, model='fake-model'`).FindAllStringSubmatch(stdout, -1)
+	ends := regexp.MustCompile(`(?m)^rid=([0-9a-f-]{36}) time=[0-9.]+ time_delta=[0-9.e-]+ message="request end" output="RequestFuncOutput\(generated_text='...', success=True`).FindAllStringSubmatch(stdout, -1)
+	if len(starts) != 2 || len(ends) != 2 {
+		t.Fatalf("%d start and %d end lines in:\n%s", len(starts), len(ends), stdout)
+	}
+	ids := map[string]int{}
+	for _, m := range append(starts, ends...) {
+		ids[m[1]]++
+	}
+	for id, n := range ids {
+		if n != 2 {
+			t.Errorf("rid %s appears %d times", id, n)
+		}
 	}
 }

@@ -84,14 +84,16 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1,0.2]}],"usage":{"prompt_tokens":3,"total_tokens":3}}`)
 		return
 	}
-	tokens := 0
+	tokens := 4 // when the body says nothing (an extra body may replace sampling_params)
 	for _, k := range []string{"max_tokens", "max_completion_tokens"} {
 		if v, ok := body[k].(float64); ok {
 			tokens = int(v)
 		}
 	}
 	if sp, ok := body["sampling_params"].(map[string]any); ok {
-		tokens = int(sp["max_new_tokens"].(float64))
+		if v, ok := sp["max_new_tokens"].(float64); ok {
+			tokens = int(v)
+		}
 	}
 	stream, _ := body["stream"].(bool)
 	fl, _ := w.(http.Flusher)

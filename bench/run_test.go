@@ -1,0 +1,107 @@
+package bench
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestBaseURL(t *testing.T) {
+	str := func(s string) *string { return &s }
+	cases := []struct {
+		cfg  Config
+		port int
+		want string
+	}{
+		{Config{Host: "0.0.0.0"}, 30000, "http://0.0.0.0:30000"},
+		{Config{Host: "::1"}, 8000, "http://[::1]:8000"},
+		{Config{Host: "fe80::1%eth0"}, 8000, "http://[fe80::1%eth0]:8000"},
+		{Config{Host: "[::1]"}, 8000, "http://[::1]:8000"},
+		{Config{Host: "x", BaseURL: str("https://api.example.com/v1/")}, 1, "https://api.example.com/v1"},
+	}
+	for _, c := range cases {
+		if got := baseURL(&c.cfg, c.port); got != c.want {
+			t.Errorf("baseURL(%+v) = %q, want %q", c.cfg.Host, got, c.want)
+		}
+	}
+}
+
+func TestHeaders(t *testing.T) {
+	env := map[string]string{"OPENAI_API_KEY": "sk-1", "API_KEY": "raw"}
+	if got := authHeader(func(k string) string { return env[k] }).Get("Authorization"); got != "Bearer sk-1" {
+		t.Errorf("OPENAI_API_KEY gives %q", got)
+	}
+	delete(env, "OPENAI_API_KEY")
+	if got := authHeader(func(k string) string { return env[k] }).Get("Authorization"); got != "raw" {
+		t.Errorf("API_KEY gives %q, want it verbatim", got)
+	}
+	if got := authHeader(func(string) string { return "" }); len(got) != 0 {
+		t.Errorf("no key gives %v", got)
+	}
+	h := customHeaders([]string{"X-A=1", "x-b=a=b", "novalue=", "=nokey", "bare", "Authorization=Bearer t"})
+	want := http.Header{"X-A": {"1"}, "X-B": {"a=b"}, "Authorization": {"Bearer t"}}
+	if len(h) != len(want) {
+		t.Fatalf("customHeaders = %v, want %v", h, want)
+	}
+	for k, v := range want {
+		if h.Get(k) != v[0] {
+			t.Errorf("%s = %q, want %q", k, h.Get(k), v[0])
+		}
+	}
+}
+
+func TestAcceptLength(t *testing.T) {
+	cases := map[string]float64{ // -1: no accept length
+		`{"internal_states":[{"avg_spec_accept_length":3.25}]}`:           3.25,
+		`{"internal_states":[{}]}`:                                        -1,
+		`{"internal_states":[]}`:                                          -1,
+		`{"decode":[{"internal_states":[{"avg_spec_accept_length":2}]}]}`: 2,
+		`{"decode":[],"internal_states":[{"avg_spec_accept_length":9}]}`:  -1,
+		`not json`: -1,
+	}
+	for in, want := range cases {
+		got := -1.0
+		if v := acceptLength([]byte(in)); v != nil {
+			got = *v
+		}
+		if got != want {
+			t.Errorf("acceptLength(%s) = %v, want %v", in, got, want)
+		}
+	}
+	if acceptLength(nil) != nil {
+		t.Error("nil body gave an accept length")
+	}
+}
+
+func TestCheckSupported(t *testing.T) {
+	base := func() *Config {
+		return &Config{Backend: "sglang", DatasetName: "random", LoraZipfAlpha: 1.5, LoraDistribution: "uniform"}
+	}
+	if err := checkSupported(base()); err != nil {
+		t.Fatalf("defaults refused: %v", err)
+	}
+	cases := []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.DatasetName = "image" }, "--dataset-name image: not supported yet"},
+		{func(c *Config) { c.Backend = "gserver" }, "--backend gserver"},
+		{func(c *Config) { c.UseTraceTimestamps = true }, "--use-trace-timestamps"},
+		{func(c *Config) { c.PlotThroughput = true }, "--plot-throughput"},
+		{func(c *Config) { c.DatasetName = "sharegpt"; c.ApplyChatTemplate = true }, "--apply-chat-template"},
+		{func(c *Config) { c.PrintRequests = true }, "--print-requests"},
+		{func(c *Config) { c.Backend = "vllm"; c.TokenizePrompt = true }, "--tokenize-prompt"},
+		{func(c *Config) { c.LoraDistribution = "skewed"; c.LoraName = []string{"a"} }, "needs at least 2 names"},
+		{func(c *Config) { c.LoraZipfAlpha = 1 }, "--lora-zipf-alpha: must be greater than 1, got 1"},
+		{func(c *Config) { c.NumPrompts = -1 }, "--num-prompts"},
+	}
+	for _, c := range cases {
+		cfg := base()
+		c.edit(cfg)
+		err := checkSupported(cfg)
+		ee, ok := err.(*ExitError)
+		if !ok || ee.Code != ExitUsage || !strings.Contains(ee.Msg, c.want) {
+			t.Errorf("%q: got %v", c.want, err)
+		}
+	}
+}
