@@ -71,11 +71,11 @@ func num(t *testing.T, m map[string]any, key string) float64 {
 // are never below the server's delays and not far above them.
 func TestEndToEndPerBackend(t *testing.T) {
 	const (
-		ttft     = 40 * time.Millisecond
-		itl      = 10 * time.Millisecond
-		prompts  = 6
-		outLen   = 8
-		slack    = 60.0 // ms above the server's delay tolerated on a shared, noisy machine
+		ttft    = 40 * time.Millisecond
+		itl     = 10 * time.Millisecond
+		prompts = 6
+		outLen  = 8
+		slack   = 60.0 // ms above the server's delay tolerated on a shared, noisy machine
 	)
 	for _, be := range []string{"sglang", "sglang-oai", "sglang-oai-chat", "vllm", "vllm-chat", "lmdeploy", "lmdeploy-chat", "trt", "truss", "sglang-embedding", "vllm-embedding"} {
 		t.Run(be, func(t *testing.T) {
@@ -373,7 +373,7 @@ func TestEndToEndPrintRequests(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	starts := regexp.MustCompile(`(?m)^rid=([0-9a-f-]{36}) time=[0-9.]+ message="request start" request_func_input="RequestFuncInput\(prompt='...', api_url='` + regexp.QuoteMeta(srv.srv.URL) + `/v1/chat/completions', prompt_len=\d+, output_len=\d+, model='fake-model'`).FindAllStringSubmatch(stdout, -1)
+	starts := regexp.MustCompile(`(?m)^rid=([0-9a-f-]{36}) time=[0-9.]+ message="request start" request_func_input="RequestFuncInput\(prompt='...', api_url='`+regexp.QuoteMeta(srv.srv.URL)+`/v1/chat/completions', prompt_len=\d+, output_len=\d+, model='fake-model'`).FindAllStringSubmatch(stdout, -1)
 	ends := regexp.MustCompile(`(?m)^rid=([0-9a-f-]{36}) time=[0-9.]+ time_delta=[0-9.e-]+ message="request end" output="RequestFuncOutput\(generated_text='...', success=True`).FindAllStringSubmatch(stdout, -1)
 	if len(starts) != 2 || len(ends) != 2 {
 		t.Fatalf("%d start and %d end lines in:\n%s", len(starts), len(ends), stdout)
