@@ -363,6 +363,11 @@ func (r *runner) run(ctx context.Context, outFile string) (*Result, error) {
 		CacheReport:       cfg.CacheReport,
 		OutputDetails:     cfg.OutputDetails,
 	}
+	if cfg.PlotThroughput {
+		if err := report.Plot(out, sum); err != nil {
+			return nil, err
+		}
+	}
 	if err := report.Console(out, run, sum); err != nil {
 		return nil, err
 	}
@@ -484,9 +489,6 @@ func checkSupported(cfg *Config) error {
 	}
 	if cfg.UseTraceTimestamps {
 		return usage("--use-trace-timestamps: needs a trace dataset (mooncake), which is not supported yet")
-	}
-	if cfg.PlotThroughput {
-		return usage("--plot-throughput: not supported yet")
 	}
 	if cfg.ApplyChatTemplate && cfg.DatasetName == "sharegpt" {
 		return usage("--apply-chat-template: chat templates need a Hugging Face tokenizer, which is not supported yet")

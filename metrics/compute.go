@@ -91,7 +91,11 @@ func Compute(recs []record.Record, dur float64, tok TokenCounter, opt Options) S
 	s.ITL = describeInPlace(itl)
 	s.E2E.Max, s.TTFT.Max, s.TPOT.Max = 0, 0, 0 // the reference has max for ITL only
 
-	s.MaxOutputTokensPerS, s.MaxConcurrentRequests = peaks(recs)
+	s.TokensPerSecond, s.ConcurrentPerSecond = series(recs)
+	for b := range s.TokensPerSecond {
+		s.MaxOutputTokensPerS = max(s.MaxOutputTokensPerS, float64(s.TokensPerSecond[b]))
+		s.MaxConcurrentRequests = max(s.MaxConcurrentRequests, s.ConcurrentPerSecond[b])
+	}
 	if opt.CacheReport {
 		c := cacheReport(recs)
 		s.Cache = &c
@@ -133,13 +137,13 @@ func appendRetokenizedITL(itl []float64, r *record.Record, tok TokenCounter) []f
 	return itl
 }
 
-// peaks computes §5.3's peak output token rate and peak concurrency over
-// one-second buckets from the first successful start, exactly as the
-// reference: B = int(ceil(t1-t0)) + 1 buckets, each token time start+ttft
+// series computes §5.3's per-second output tokens and concurrent requests,
+// whose maxima are the peaks, over one-second buckets from the first
+// successful start, exactly as the reference: B = int(ceil(t1-t0)) + 1 buckets, each token time start+ttft
 // then the running sums of the gaps counted in bucket int(t-t0) when in
 // range, and each request counted in every bucket from int(start-t0) to
 // int(end-t0), both included.
-func peaks(recs []record.Record) (maxTokens float64, maxConc int) {
+func series(recs []record.Record) (tokens, concurrent []int) {
 	t0, t1 := math.Inf(1), math.Inf(-1)
 	for i := range recs {
 		r := &recs[i]
@@ -149,10 +153,10 @@ func peaks(recs []record.Record) (maxTokens float64, maxConc int) {
 		}
 	}
 	if math.IsInf(t0, 1) {
-		return 0, 0
+		return nil, nil
 	}
 	nb := int(math.Ceil(t1-t0)) + 1
-	tokens := make([]int, nb)
+	tokens = make([]int, nb)
 	// conc is a difference array: +1 at a request's first bucket, -1 after
 	// its last; its prefix sums are the reference's per-bucket counts.
 	conc := make([]int, nb+1)
@@ -179,13 +183,13 @@ func peaks(recs []record.Record) (maxTokens float64, maxConc int) {
 			conc[last+1]--
 		}
 	}
+	concurrent = make([]int, nb)
 	run := 0
 	for b := range nb {
-		maxTokens = max(maxTokens, float64(tokens[b]))
 		run += conc[b]
-		maxConc = max(maxConc, run)
+		concurrent[b] = run
 	}
-	return maxTokens, maxConc
+	return tokens, concurrent
 }
 
 // cacheReport sums the prefix-cache figures of the successful records, as

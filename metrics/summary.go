@@ -38,6 +38,10 @@ type Summary struct {
 	// one-second buckets (§5.3 of the spec).
 	MaxOutputTokensPerS   float64
 	MaxConcurrentRequests int
+	// TokensPerSecond and ConcurrentPerSecond are the one-second buckets
+	// the peaks are taken from (for --plot-throughput).
+	TokensPerSecond     []int
+	ConcurrentPerSecond []int
 
 	// AcceptLength is the server's average speculative accept length, nil
 	// when it reports none.
