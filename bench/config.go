@@ -56,6 +56,8 @@ type Config struct {
 
 	// Traffic
 	RequestRate        float64 // +Inf for a burst
+	Arrival            string  // poisson or constant
+	Burstiness         float64 // gamma shape; 1 is Poisson
 	UseTraceTimestamps bool
 	MaxConcurrency     *int
 	WarmupRequests     int

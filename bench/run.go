@@ -192,7 +192,7 @@ func Run(ctx context.Context, cfg *Config, env Env) (*Result, error) {
 	if cfg.LoraName != nil {
 		lora = schedule.LoRA{Names: cfg.LoraName, Distribution: cfg.LoraDistribution, ZipfAlpha: cfg.LoraZipfAlpha}
 	}
-	slots, err := schedule.Plan(len(rows), cfg.RequestRate, lora, py, np)
+	slots, err := schedule.Plan(len(rows), schedule.Arrival{Rate: cfg.RequestRate, Constant: cfg.Arrival == "constant", Burstiness: cfg.Burstiness}, lora, py, np)
 	if err != nil {
 		return nil, usage("%v", err)
 	}
@@ -334,8 +334,10 @@ func (r *runner) run(ctx context.Context, outFile string) (*Result, error) {
 		bar = newProgress(r.env.Stderr, len(r.rows))
 	}
 	recs := make([]record.Record, len(r.rows))
+	check := startSelfCheck(len(r.rows))
 	start := time.Now()
-	end := r.dispatch(ctx, recs, start, bar)
+	end := r.dispatch(ctx, recs, start, bar, check)
+	check.stop()
 	dur := end.Sub(start).Seconds()
 
 	prof.stop(ctx)
@@ -347,6 +349,7 @@ func (r *runner) run(ctx context.Context, outFile string) (*Result, error) {
 		accept = acceptLength(info)
 	}
 	sum := metrics.Compute(recs, dur, r.tok, metrics.Options{Backend: cfg.Backend, AcceptLength: accept, CacheReport: cfg.CacheReport})
+	checked := check.finish(dur, cfg.RequestRate, r.slots[len(r.slots)-1].At.Seconds(), recs, sum.TotalOutput)
 
 	run := report.Run{
 		Backend:           cfg.Backend,
@@ -362,6 +365,7 @@ func (r *runner) run(ctx context.Context, outFile string) (*Result, error) {
 		ServerInfo:        info,
 		CacheReport:       cfg.CacheReport,
 		OutputDetails:     cfg.OutputDetails,
+		Extra:             checked.extra(sum.Failed),
 	}
 	if cfg.PlotThroughput {
 		if err := report.Plot(out, sum); err != nil {
@@ -369,6 +373,10 @@ func (r *runner) run(ctx context.Context, outFile string) (*Result, error) {
 		}
 	}
 	if err := report.Console(out, run, sum); err != nil {
+		return nil, err
+	}
+	titled, order := checked.rows(backend.IsEmbedding(cfg.Backend))
+	if err := report.Section(out, titled, order); err != nil {
 		return nil, err
 	}
 	if err := report.Append(outFile, report.Line(run, sum, recs)); err != nil {
@@ -390,7 +398,7 @@ func (r *runner) run(ctx context.Context, outFile string) (*Result, error) {
 
 // dispatch sends every row at its planned time and waits for all of them;
 // it returns when the last response ended.
-func (r *runner) dispatch(ctx context.Context, recs []record.Record, start time.Time, bar *progress) time.Time {
+func (r *runner) dispatch(ctx context.Context, recs []record.Record, start time.Time, bar *progress, check *selfCheck) time.Time {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -403,10 +411,17 @@ func (r *runner) dispatch(ctx context.Context, recs []record.Record, start time.
 		rec.Intended = r.slots[i].At.Seconds()
 		rec.InputLen, rec.InputTextLen, rec.InputVisionLen = row.PromptLen, row.TextPromptLen, row.VisionPromptLen
 		rec.PromptLen, rec.OutputLen = row.PromptLen, row.OutputLen
-		if !schedule.WaitUntil(ctx, start.Add(r.slots[i].At)) || !r.acquire(ctx) {
+		deadline := start.Add(r.slots[i].At)
+		if !schedule.WaitUntil(ctx, deadline) {
 			rec.Error = "not sent: the run was interrupted"
 			continue
 		}
+		check.lags = append(check.lags, time.Since(deadline).Seconds())
+		if !r.acquire(ctx) {
+			rec.Error = "not sent: the run was interrupted"
+			continue
+		}
+		rec.Sent = true
 		in := r.input(row, row.OutputLen, r.slots[i].LoRA)
 		wg.Add(1)
 		go func() {

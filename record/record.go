@@ -12,6 +12,8 @@ type Record struct {
 	// since the run's epoch, a monotonic instant taken before the first request.
 	Intended float64
 	Start    float64
+	// Sent is false for a request the run never sent (it was interrupted).
+	Sent bool
 
 	Success bool
 	// Latency runs from Start to the arrival of the last line of the response.

@@ -27,27 +27,55 @@ type LoRA struct {
 	ZipfAlpha    float64
 }
 
-// Plan returns n slots. With a finite rate, gaps are exponential with mean
-// 1/rate drawn from np (a Poisson process), and slot i leaves at the sum of
-// the first i gaps; with rate +Inf every slot leaves at 0. Draws happen in
-// the reference tool's order (per request: the LoRA pick, then the gap after
+// Arrival says how send times are spread.
+type Arrival struct {
+	// Rate is requests per second; +Inf sends everything at once.
+	Rate float64
+	// Constant spaces requests exactly 1/Rate apart.
+	Constant bool
+	// Burstiness is the shape of gamma-distributed gaps with mean 1/Rate,
+	// as vLLM's --burstiness; 1 is the reference's Poisson process.
+	Burstiness float64
+}
+
+// Plan returns n slots. Slot i leaves at the sum of the first i gaps,
+// computed up front as offsets from the run's start so that lateness in
+// sending one request never shifts the next. Poisson gaps are the
+// reference's np.random.exponential(1/rate) draws, gamma gaps vLLM's
+// np.random.gamma(burstiness, 1/(rate*burstiness)). Draws happen in the
+// reference tool's order (per request: the LoRA pick, then the gap after
 // it), so the same seed gives the same arrival times and adapters.
-func Plan(n int, rate float64, lora LoRA, py *pyrand.Python, np *pyrand.NumPy) ([]Slot, error) {
+func Plan(n int, a Arrival, lora LoRA, py *pyrand.Python, np *pyrand.NumPy) ([]Slot, error) {
+	rate := a.Rate
 	if math.IsNaN(rate) || rate <= 0 {
 		return nil, fmt.Errorf("--request-rate: must be > 0 (or inf), got %v", rate)
+	}
+	if b := a.Burstiness; math.IsNaN(b) || math.IsInf(b, 0) || b <= 0 {
+		return nil, fmt.Errorf("--burstiness: must be a finite number > 0, got %v", b)
+	}
+	if a.Constant && a.Burstiness != 1 {
+		return nil, fmt.Errorf("--burstiness applies to --arrival poisson, not constant")
 	}
 	pick, err := newPicker(lora, py, np)
 	if err != nil {
 		return nil, err
+	}
+	gap := func() float64 { return np.Exponential(1.0 / rate) }
+	switch {
+	case math.IsInf(rate, 1):
+		gap = func() float64 { return 0 }
+	case a.Constant:
+		gap = func() float64 { return 1 / rate }
+	case a.Burstiness != 1:
+		shape, scale := a.Burstiness, 1/(rate*a.Burstiness)
+		gap = func() float64 { return np.Gamma(shape, scale) }
 	}
 	slots := make([]Slot, n)
 	var at float64 // seconds
 	for i := range slots {
 		slots[i].At = time.Duration(at * float64(time.Second))
 		slots[i].LoRA = pick()
-		if !math.IsInf(rate, 1) {
-			at += np.Exponential(1.0 / rate)
-		}
+		at += gap()
 	}
 	return slots, nil
 }

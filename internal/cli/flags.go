@@ -58,7 +58,7 @@ var (
 
 // flags is every option in the order the reference's cli_main adds them:
 // that order decides the Namespace repr and the list in an "ambiguous
-// option" message. --no-keepalive, ours, comes last.
+// option" message. Ours (--no-keepalive, --arrival, --burstiness) come last.
 var flags = []flag{
 	{gTarget, argparse.Option{Name: "--backend", Type: str, Choices: Backends, Default: "sglang",
 		Help: "Server kind; decides the endpoint, the request body and the default port."},
@@ -316,4 +316,10 @@ var flags = []flag{
 	{gTarget, argparse.Option{Name: "--no-keepalive", Action: argparse.StoreTrue,
 		Help: "Open a new connection for every request, as the Python tool does."},
 		val(func(c *cfg) *bool { return &c.NoKeepalive })},
+	{gTraffic, argparse.Option{Name: "--arrival", Type: str, Choices: []string{"poisson", "constant"}, Default: "poisson",
+		Help: "How request times are spread at a finite --request-rate: poisson (the reference's; gamma with --burstiness) or constant (exactly 1/rate apart)."},
+		val(func(c *cfg) *string { return &c.Arrival })},
+	{gTraffic, argparse.Option{Name: "--burstiness", Type: float, Default: 1.0,
+		Help: "As vLLM: gaps follow a gamma distribution of this shape (1 is Poisson; below 1 burstier, above 1 more even)."},
+		val(func(c *cfg) *float64 { return &c.Burstiness })},
 }

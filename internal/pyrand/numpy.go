@@ -6,7 +6,11 @@ import (
 )
 
 // NumPy is NumPy's legacy global RandomState (np.random.seed and friends).
-type NumPy struct{ m mt }
+type NumPy struct {
+	m        mt
+	gauss    float64
+	hasGauss bool
+}
 
 // NewNumPy returns a RandomState seeded as np.random.seed(seed) does for an
 // int: init_genrand(seed). Seeds must fit in 32 bits, as NumPy requires.
@@ -88,4 +92,76 @@ func (n *NumPy) ChoiceP(p []float64) int {
 	}
 	u := n.m.double()
 	return sort.Search(len(cdf), func(i int) bool { return cdf[i] > u })
+}
+
+// Gauss is np.random.standard_normal(): the legacy polar Box-Muller method,
+// which keeps the second value of each pair for the next call.
+func (n *NumPy) Gauss() float64 {
+	if n.hasGauss {
+		n.hasGauss = false
+		return n.gauss
+	}
+	var x1, x2, r2 float64
+	for {
+		x1 = 2*n.m.double() - 1
+		x2 = 2*n.m.double() - 1
+		r2 = x1*x1 + x2*x2
+		if r2 < 1 && r2 != 0 {
+			break
+		}
+	}
+	f := math.Sqrt(-2 * math.Log(r2) / r2)
+	n.gauss, n.hasGauss = f*x1, true
+	return f * x2
+}
+
+// Gamma is np.random.gamma(shape, scale) with the legacy algorithms:
+// exponential for shape 1, Johnk-style rejection below 1, and
+// Marsaglia-Tsang above.
+func (n *NumPy) Gamma(shape, scale float64) float64 {
+	return scale * n.standardGamma(shape)
+}
+
+func (n *NumPy) standardGamma(shape float64) float64 {
+	switch {
+	case shape == 1:
+		return -math.Log(1 - n.m.double())
+	case shape == 0:
+		return 0
+	case shape < 1:
+		for {
+			u := n.m.double()
+			v := -math.Log(1 - n.m.double())
+			if u <= 1-shape {
+				if x := math.Pow(u, 1/shape); x <= v {
+					return x
+				}
+			} else {
+				y := -math.Log((1 - u) / shape)
+				if x := math.Pow(1-shape+shape*y, 1/shape); x <= v+y {
+					return x
+				}
+			}
+		}
+	}
+	b := shape - 1.0/3.0
+	c := 1 / math.Sqrt(9*b)
+	for {
+		var x, v float64
+		for {
+			x = n.Gauss()
+			v = 1 + c*x
+			if v > 0 {
+				break
+			}
+		}
+		v = v * v * v
+		u := n.m.double()
+		if u < 1-0.0331*(x*x)*(x*x) {
+			return b * v
+		}
+		if math.Log(u) < 0.5*x*x+b*(1-v+math.Log(v)) {
+			return b * v
+		}
+	}
 }

@@ -110,3 +110,27 @@ func TestNumPyWordsAgainstCPythonState(t *testing.T) {
 		t.Errorf("words = %v, want %v", words, want)
 	}
 }
+
+// Expected values were printed by NumPy 1.24.2 (Debian's python3-numpy):
+// np.random.seed(42); np.random.gamma(0.5, 2.0, 4); np.random.gamma(3.0, 0.5, 4); np.random.gamma(1.0, 1.0)
+// np.random.seed(7); np.random.standard_normal() twice.
+func TestNumPyGammaAndGauss(t *testing.T) {
+	n := NewNumPy(42)
+	var got []float64
+	for range 4 {
+		got = append(got, n.Gamma(0.5, 2.0))
+	}
+	for range 4 {
+		got = append(got, n.Gamma(3.0, 0.5))
+	}
+	got = append(got, n.Gamma(1.0, 1.0))
+	want := []float64{0.28056060125239285, 1.3180360656843702, 0.048683632331012576, 0.006747412005011617,
+		3.083069968593197, 2.063226127500733, 0.9855700378265393, 1.8272048493748256, 0.3627537294604771}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("gamma = %v\nwant    %v", got, want)
+	}
+	n = NewNumPy(7)
+	if a, b := n.Gauss(), n.Gauss(); a != 1.690525703800356 || b != -0.4659373705408328 {
+		t.Errorf("standard_normal = %v, %v", a, b)
+	}
+}

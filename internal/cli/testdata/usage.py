@@ -1,0 +1,26 @@
+# Regenerates usage_80.txt: Python argparse's format_usage() for our flag table.
+#   go test ./internal/cli -run TestDumpFlags -dump-flags=/tmp/flags.json
+#   COLUMNS=80 python3 internal/cli/testdata/usage.py /tmp/flags.json > internal/cli/testdata/usage_80.txt
+import argparse, json, sys
+
+flags = json.load(open(sys.argv[1]))
+p = argparse.ArgumentParser(prog="benchserve")
+excl = None
+for f in flags:
+    kw = {}
+    if f["action"] == "store_true":
+        kw["action"] = "store_true"
+    else:
+        if f["nargs"]:
+            kw["nargs"] = f["nargs"]
+        if f["choices"]:
+            kw["choices"] = f["choices"]
+        if f["metavar"]:
+            kw["metavar"] = f["metavar"]
+    if f["name"] in ("--profile-prefill-url", "--profile-decode-url"):
+        if excl is None:
+            excl = p.add_mutually_exclusive_group()
+        excl.add_argument(f["name"], **kw)
+    else:
+        p.add_argument(f["name"], **kw)
+sys.stdout.write(p.format_usage())
