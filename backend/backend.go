@@ -136,7 +136,7 @@ type Client struct {
 
 // New returns a client for the backend name. header holds the auth and
 // custom headers (ignored by trt, which sends none); client nil means
-// NewHTTPClient(true, 0).
+// NewHTTPClient(ClientOptions{KeepAlive: true}).
 func New(name, baseURL string, opt Options, header http.Header, client *http.Client) (*Client, error) {
 	k, ok := kinds[name]
 	switch {
@@ -146,7 +146,7 @@ func New(name, baseURL string, opt Options, header http.Header, client *http.Cli
 		return nil, errors.New("--backend gserver: not implemented by the reference tool either (it raises NotImplementedError)")
 	}
 	if client == nil {
-		client = NewHTTPClient(true, 0)
+		client = NewHTTPClient(ClientOptions{KeepAlive: true})
 	}
 	if opt.Timeout <= 0 {
 		opt.Timeout = DefaultTimeout

@@ -144,7 +144,7 @@ func TestEndToEnd(t *testing.T) {
 			probe, _ := New(c.backend, "http://x", o, header, nil)
 			srv := fakeServer(t, c.backend, probe, in, c.stream)
 			defer srv.Close()
-			cl, err := New(c.backend, srv.URL, o, header, NewHTTPClient(true, 4))
+			cl, err := New(c.backend, srv.URL, o, header, NewHTTPClient(ClientOptions{KeepAlive: true, MaxConns: 4}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -368,7 +368,7 @@ func TestKeepAlive(t *testing.T) {
 			}
 		}
 		srv.Start()
-		cl, _ := New("vllm", srv.URL, Options{Stream: true}, nil, NewHTTPClient(keep, 8))
+		cl, _ := New("vllm", srv.URL, Options{Stream: true}, nil, NewHTTPClient(ClientOptions{KeepAlive: keep, MaxConns: 8}))
 		for range 5 {
 			rec := &record.Record{}
 			cl.Do(context.Background(), &Input{Text: "x"}, rec, time.Now())
@@ -394,7 +394,7 @@ func TestConcurrent(t *testing.T) {
 		io.WriteString(w, "data: [DONE]\n\n")
 	}))
 	defer srv.Close()
-	cl, _ := New("sglang", srv.URL, Options{Stream: true}, http.Header{"Authorization": {"k"}}, NewHTTPClient(true, 32))
+	cl, _ := New("sglang", srv.URL, Options{Stream: true}, http.Header{"Authorization": {"k"}}, NewHTTPClient(ClientOptions{KeepAlive: true, MaxConns: 32}))
 	var wg sync.WaitGroup
 	recs := make([]record.Record, 64)
 	for i := range recs {

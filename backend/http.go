@@ -3,38 +3,81 @@ package backend
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 )
 
+// ClientOptions shape the HTTP client.
+type ClientOptions struct {
+	// KeepAlive keeps up to MaxConns idle connections for reuse (MaxConns
+	// <= 0: 4096); without it every request opens its own connection, as
+	// the reference tool's session per request does.
+	KeepAlive bool
+	MaxConns  int
+	// ConnectTimeout bounds the TCP connect and the TLS handshake; 0 means
+	// no limit of its own.
+	ConnectTimeout time.Duration
+	// TLS is the TLS configuration; nil verifies servers against the
+	// system's roots.
+	TLS *tls.Config
+}
+
 // NewHTTPClient returns the client requests go through: HTTP/1.1, no proxy
 // (aiohttp ignores the proxy variables by default), no compression (so a
 // stream is never held back by gzip), a 64 KiB read buffer, and no
-// client-wide timeout (Do bounds each request). With keepAlive, up to
-// maxConns idle connections are kept for reuse (maxConns <= 0: 4096);
-// without it every request opens its own connection, as the reference tool's
-// session per request does.
-func NewHTTPClient(keepAlive bool, maxConns int) *http.Client {
-	if maxConns <= 0 {
-		maxConns = 4096
+// client-wide timeout (Do bounds each request).
+func NewHTTPClient(o ClientOptions) *http.Client {
+	if o.MaxConns <= 0 {
+		o.MaxConns = 4096
 	}
 	tr := &http.Transport{
 		Proxy:               nil,
-		DialContext:         (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         (&net.Dialer{KeepAlive: 30 * time.Second, Timeout: o.ConnectTimeout}).DialContext,
+		TLSClientConfig:     o.TLS,
+		TLSHandshakeTimeout: o.ConnectTimeout,
 		MaxIdleConns:        0, // no limit across hosts
-		MaxIdleConnsPerHost: maxConns,
+		MaxIdleConnsPerHost: o.MaxConns,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
-		DisableKeepAlives:   !keepAlive,
+		DisableKeepAlives:   !o.KeepAlive,
 		ForceAttemptHTTP2:   false,
 		ReadBufferSize:      64 << 10,
 	}
 	return &http.Client{Transport: tr}
+}
+
+// TLSConfig is the TLS configuration for --cacert and --insecure: servers
+// are verified against the system's roots plus the PEM certificates in
+// cacert; insecure turns verification off.
+func TLSConfig(cacert string, insecure bool) (*tls.Config, error) {
+	if cacert == "" && !insecure {
+		return nil, nil
+	}
+	cfg := &tls.Config{InsecureSkipVerify: insecure}
+	if cacert != "" {
+		pem, err := os.ReadFile(cacert)
+		if err != nil {
+			return nil, fmt.Errorf("--cacert: %v", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--cacert %s: no PEM certificate in the file", cacert)
+		}
+		cfg.RootCAs = pool
+	}
+	return cfg, nil
 }
 
 // Sizes for the error text of an HTTP error status.

@@ -16,6 +16,14 @@ type Config struct {
 	ServedModelName      *string
 	Tokenizer            *string
 	NoKeepalive          bool
+	RequestTimeout       *float64 // seconds; nil: backend.DefaultTimeout
+	ConnectTimeout       float64  // seconds; 0: none of its own
+	CACert               *string
+	Insecure             bool
+	// Sim starts the built-in simulator and benchmarks it (package cli
+	// starts it and sets BaseURL).
+	Sim       bool
+	SimPreset string
 
 	// Dataset
 	DatasetName          string

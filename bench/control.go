@@ -59,7 +59,7 @@ func (c *control) do(ctx context.Context, method, u string, body []byte, h http.
 // waitReady polls url once a second until it answers 200 or timeout passes,
 // printing the reference tool's lines. On failure it returns the last reason.
 func (c *control) waitReady(ctx context.Context, out io.Writer, u string, timeout int) (bool, string) {
-	fmt.Fprintf(out, "Waiting up to %ds for %s to become ready...\n", timeout, u)
+	fmt.Fprintf(out, "Waiting up to %ds for %s to become ready...\n", timeout, redact(u))
 	start := time.Now()
 	last := ""
 	for {
@@ -138,10 +138,10 @@ func (c *control) flush(ctx context.Context, backend string, timeout float64) er
 	}
 	status, body, err := c.do(ctx, http.MethodPost, u, nil, c.auth, 0)
 	if err != nil {
-		return fmt.Errorf("--flush-cache: POST %s: %s", u, shortErr(err))
+		return fmt.Errorf("--flush-cache: POST %s: %s", redact(u), shortErr(err))
 	}
 	if status < 200 || status > 299 {
-		return fmt.Errorf("--flush-cache: POST %s answered %d %s: %s", u, status, http.StatusText(status), oneLine(body, 300))
+		return fmt.Errorf("--flush-cache: POST %s answered %d %s: %s", redact(u), status, http.StatusText(status), oneLine(body, 300))
 	}
 	return nil
 }

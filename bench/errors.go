@@ -6,6 +6,9 @@ const (
 	ExitFailure   = 1 // the run could not start or was aborted (server not ready, warmup failed...)
 	ExitUsage     = 2 // bad flags or flag combinations
 	ExitAllFailed = 3 // the run finished but no request succeeded
+	// ExitInterrupted: the run was stopped by SIGINT or SIGTERM (the
+	// result, if it had started, covers what completed).
+	ExitInterrupted = 130
 )
 
 // ExitError ends a run with Code. Msg, when not empty, is printed by main as

@@ -130,7 +130,7 @@ func (p *profiler) call(ctx context.Context, u string) error {
 			set("profile_prefix", pyjson.Null, "None")
 		}
 	}
-	fmt.Fprintf(p.out, "async_request_profile api_url=%s body={%s}\n", pyfmt.Quote(u), strings.Join(repr, ", "))
+	fmt.Fprintf(p.out, "async_request_profile api_url=%s body={%s}\n", pyfmt.Quote(redact(u)), strings.Join(repr, ", "))
 	if cfg.ProfileStartStep != nil {
 		body.Set("start_step", pyjson.String(strconv.Itoa(*cfg.ProfileStartStep)))
 	}

@@ -2,15 +2,15 @@ package bench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,7 +43,17 @@ type Env struct {
 	Progress bool
 	// Now gives the wall clock, for the output file's name.
 	Now func() time.Time
+	// Interrupt is closed when the user asks the run to stop (the first
+	// SIGINT or SIGTERM): no more requests are sent, those in flight get
+	// Grace to finish, and the result covers what completed.
+	Interrupt <-chan struct{}
+	// Grace is how long requests in flight may finish after an interrupt
+	// (0: DefaultGrace).
+	Grace time.Duration
 }
+
+// DefaultGrace is how long requests in flight may finish after an interrupt.
+const DefaultGrace = 5 * time.Second
 
 // Result is what a finished run measured.
 type Result struct {
@@ -60,6 +70,76 @@ func Run(ctx context.Context, cfg *Config, env Env) (*Result, error) {
 	if env.Now == nil {
 		env.Now = time.Now
 	}
+	if env.Grace <= 0 {
+		env.Grace = DefaultGrace
+	}
+	// Request goroutines print (--print-requests) and so does the
+	// interrupt notice: each write must land whole.
+	env.Stdout, env.Stderr = Locked(env.Stdout), Locked(env.Stderr)
+	// Until the measured run starts there is nothing to keep: an interrupt
+	// ends the setup at once.
+	setup, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopOnInterrupt(setup, env.Interrupt, cancel)
+	res, err := run(setup, ctx, cfg, env)
+	if err != nil && setup.Err() != nil && interrupted(env.Interrupt) {
+		if res == nil {
+			return nil, &ExitError{Code: ExitInterrupted, Msg: "interrupted before the benchmark started: nothing to report"}
+		}
+	}
+	return res, err
+}
+
+// Locked returns w with its writes serialised, for output shared by
+// goroutines. A writer it made is returned as is.
+func Locked(w io.Writer) io.Writer {
+	if _, ok := w.(*lockedWriter); ok {
+		return w
+	}
+	return &lockedWriter{w: w}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// stopOnInterrupt calls cancel when interrupt closes (or ctx ends first).
+func stopOnInterrupt(ctx context.Context, interrupt <-chan struct{}, cancel func()) {
+	if interrupt == nil {
+		return
+	}
+	go func() {
+		select {
+		case <-interrupt:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+}
+
+func interrupted(interrupt <-chan struct{}) bool {
+	if interrupt == nil {
+		return false
+	}
+	select {
+	case <-interrupt:
+		return true
+	default:
+		return false
+	}
+}
+
+// run is Run with ctx, which an interrupt cancels, for the setup and the
+// dispatching, and parent, which it does not, for requests in flight and
+// the calls after the run.
+func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 	out := env.Stdout
 	if err := checkSupported(cfg); err != nil {
 		return nil, err
@@ -105,7 +185,11 @@ func Run(ctx context.Context, cfg *Config, env Env) (*Result, error) {
 	}
 
 	auth := authHeader(env.Getenv)
-	ctl := &control{base: base, auth: auth, http: &http.Client{}}
+	hopt, err := clientOptions(cfg)
+	if err != nil {
+		return nil, usage("%v", err)
+	}
+	ctl := &control{base: base, auth: auth, http: backend.NewHTTPClient(hopt)}
 
 	if cfg.Backend == "trt" && cfg.Model == nil {
 		fmt.Fprintln(out, "Please provide a model using `--model` when using `trt` backend.")
@@ -117,8 +201,8 @@ func Run(ctx context.Context, cfg *Config, env Env) (*Result, error) {
 			health = base
 		}
 		if ok, why := ctl.waitReady(ctx, out, health, cfg.ReadyCheckTimeoutSec); !ok {
-			fmt.Fprintf(out, "Server at %s is not ready. Exiting.\n", health)
-			return nil, failure("server at %s is not ready after %ds (last attempt: %s); check --host/--port/--base-url, or raise --ready-check-timeout-sec", health, cfg.ReadyCheckTimeoutSec, why)
+			fmt.Fprintf(out, "Server at %s is not ready. Exiting.\n", redact(health))
+			return nil, failure("server at %s is not ready after %ds (last attempt: %s); check --host/--port/--base-url, or raise --ready-check-timeout-sec", redact(health), cfg.ReadyCheckTimeoutSec, why)
 		}
 	}
 
@@ -132,7 +216,7 @@ func Run(ctx context.Context, cfg *Config, env Env) (*Result, error) {
 		}
 		m, err := ctl.firstModel(ctx)
 		if err != nil {
-			fmt.Fprintf(out, "Failed to fetch model from %s/v1/models. Error: %v\n", base, err)
+			fmt.Fprintf(out, "Failed to fetch model from %s/v1/models. Error: %v\n", redact(base), err)
 			fmt.Fprintln(out, "Please specify the correct host and port using `--host` and `--port`.")
 			return nil, &ExitError{Code: ExitFailure}
 		}
@@ -164,7 +248,9 @@ func Run(ctx context.Context, cfg *Config, env Env) (*Result, error) {
 	} else {
 		tokID = model
 	}
-	tok, err := tokenizer.Load(tokID)
+	hc := hub.FromEnv(env.Getenv)
+	hc.Progress = env.Stderr
+	tok, err := tokenizer.Resolve(ctx, tokID, tokenizer.ResolveOptions{Hub: hc, Getenv: env.Getenv})
 	if err != nil {
 		flag := "--tokenizer"
 		if cfg.Tokenizer == nil {
@@ -172,10 +258,7 @@ func Run(ctx context.Context, cfg *Config, env Env) (*Result, error) {
 		}
 		return nil, failure("%s: %v", flag, err)
 	}
-
-	hc := hub.FromEnv()
-	hc.Progress = env.Stderr
-	rows, err := dataset.Load(ctx, datasetParams(cfg), dataset.Env{
+	rows, err := dataset.Load(ctx, datasetParams(cfg, model), dataset.Env{
 		Tok: tok, Py: py, NP: np, Out: out,
 		Fetch: func(ctx context.Context, repoType, repoID, file string) (string, error) {
 			return hc.Download(ctx, repoType, repoID, file, "main")
@@ -192,16 +275,70 @@ func Run(ctx context.Context, cfg *Config, env Env) (*Result, error) {
 	if cfg.LoraName != nil {
 		lora = schedule.LoRA{Names: cfg.LoraName, Distribution: cfg.LoraDistribution, ZipfAlpha: cfg.LoraZipfAlpha}
 	}
-	slots, err := schedule.Plan(len(rows), schedule.Arrival{Rate: cfg.RequestRate, Constant: cfg.Arrival == "constant", Burstiness: cfg.Burstiness}, lora, py, np)
+	slots, err := plan(cfg, rows, lora, py, np, out)
 	if err != nil {
-		return nil, usage("%v", err)
+		return nil, err
 	}
 
 	r := &runner{cfg: cfg, env: env, ctl: ctl, tok: tok, rows: rows, slots: slots, extra: extra, model: modelID}
-	if err := r.setup(base, auth); err != nil {
+	if err := r.setup(base, auth, hopt); err != nil {
 		return nil, err
 	}
-	return r.run(ctx, outFile)
+	return r.run(ctx, parent, outFile)
+}
+
+// errorKinds counts the failed records by kind, as a JSON object in the
+// order the kinds first appear.
+func errorKinds(recs []record.Record) []byte {
+	o := &pyjson.Object{}
+	counts := map[string]int{}
+	var order []string
+	for i := range recs {
+		if recs[i].Success {
+			continue
+		}
+		k := recs[i].ErrorKind
+		if k == "" {
+			k = record.KindOther
+		}
+		if counts[k] == 0 {
+			order = append(order, k)
+		}
+		counts[k]++
+	}
+	for _, k := range order {
+		o.Set(k, pyjson.Int(counts[k]))
+	}
+	return o.Bytes()
+}
+
+// plan schedules the rows: by their trace times when they carry them
+// (sorted by time, stretched by --mooncake-slowdown-factor; unlike the
+// reference, whose --use-trace-timestamps only relabels the rate, the times
+// really drive sending), else by --request-rate and --arrival.
+func plan(cfg *Config, rows []dataset.Row, lora schedule.LoRA, py *pyrand.Python, np *pyrand.NumPy, out io.Writer) ([]schedule.Slot, error) {
+	timed := rows[0].HasTimestamp
+	if !timed {
+		if cfg.UseTraceTimestamps {
+			return nil, usage("--use-trace-timestamps: the %s dataset has no timestamps", cfg.DatasetName)
+		}
+		slots, err := schedule.Plan(len(rows), schedule.Arrival{Rate: cfg.RequestRate, Constant: cfg.Arrival == "constant", Burstiness: cfg.Burstiness}, lora, py, np)
+		if err != nil {
+			return nil, usage("%v", err)
+		}
+		return slots, nil
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Timestamp < rows[j].Timestamp })
+	times := make([]float64, len(rows))
+	for i := range rows {
+		times[i] = rows[i].Timestamp
+	}
+	fmt.Fprintf(out, "Sending each request at its trace time (slowdown factor %s), ignoring --request-rate.\n", pyfmt.Float(cfg.MooncakeSlowdown))
+	slots, err := schedule.PlanTrace(times, cfg.MooncakeSlowdown, lora, py, np)
+	if err != nil {
+		return nil, usage("%v", err)
+	}
+	return slots, nil
 }
 
 // runner holds one run's moving parts from warmup to the result line.
@@ -218,7 +355,7 @@ type runner struct {
 	sem    chan struct{}
 }
 
-func (r *runner) setup(base string, auth http.Header) error {
+func (r *runner) setup(base string, auth http.Header, hopt backend.ClientOptions) error {
 	cfg := r.cfg
 	h := auth.Clone()
 	for k, v := range customHeaders(cfg.Header) {
@@ -229,6 +366,7 @@ func (r *runner) setup(base string, auth http.Header) error {
 		maxConns = *cfg.MaxConcurrency
 		r.sem = make(chan struct{}, maxConns)
 	}
+	hopt.KeepAlive, hopt.MaxConns = !cfg.NoKeepalive, maxConns
 	opt := backend.Options{
 		Stream:              !cfg.DisableStream,
 		IgnoreEOS:           !cfg.DisableIgnoreEOS,
@@ -241,7 +379,10 @@ func (r *runner) setup(base string, auth http.Header) error {
 		ReturnRoutedExperts: cfg.ReturnRoutedExperts,
 		CacheReport:         cfg.CacheReport,
 	}
-	client, err := backend.New(cfg.Backend, base, opt, h, backend.NewHTTPClient(!cfg.NoKeepalive, maxConns))
+	if cfg.RequestTimeout != nil {
+		opt.Timeout = seconds(*cfg.RequestTimeout)
+	}
+	client, err := backend.New(cfg.Backend, base, opt, h, backend.NewHTTPClient(hopt))
 	if err != nil {
 		return usage("%v", err)
 	}
@@ -249,71 +390,13 @@ func (r *runner) setup(base string, auth http.Header) error {
 	return nil
 }
 
-func (r *runner) input(row *dataset.Row, outputLen int, lora string) *backend.Input {
-	return &backend.Input{
-		Text: row.Text, IDs: row.IDs,
-		PromptLen: row.PromptLen, OutputLen: outputLen,
-		Model: r.model, LoRA: lora, Extra: r.extra,
-	}
-}
-
-func (r *runner) acquire(ctx context.Context) bool {
-	if r.sem == nil {
-		return true
-	}
-	select {
-	case r.sem <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-func (r *runner) release() {
-	if r.sem != nil {
-		<-r.sem
-	}
-}
-
-func (r *runner) run(ctx context.Context, outFile string) (*Result, error) {
+func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, error) {
 	cfg, out := r.cfg, r.env.Stdout
 
-	// Warmup: the first row, at most 32 output tokens, the first adapter,
-	// all at once through the same concurrency limit.
 	n := cfg.WarmupRequests
 	fmt.Fprintf(out, "Starting warmup with %d sequences...\n", n)
-	if n > 0 {
-		lora := ""
-		if len(cfg.LoraName) > 0 {
-			lora = cfg.LoraName[0]
-		}
-		row := &r.rows[0]
-		in := r.input(row, min(row.OutputLen, 32), lora)
-		recs := make([]record.Record, n)
-		var wg sync.WaitGroup
-		epoch := time.Now()
-		for i := range recs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if !r.acquire(ctx) {
-					recs[i].Error = "interrupted"
-					return
-				}
-				defer r.release()
-				recs[i].PromptLen, recs[i].InputLen = row.PromptLen, row.PromptLen
-				r.client.Do(ctx, in, &recs[i], epoch)
-			}()
-		}
-		wg.Wait()
-		ok := false
-		for i := range recs {
-			ok = ok || recs[i].Success
-		}
-		if !ok {
-			fmt.Fprintf(out, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: %s\n", recs[0].Error)
-			return nil, failure("warmup failed: %s", recs[0].Error)
-		}
+	if err := r.warmup(ctx, n); err != nil {
+		return nil, err
 	}
 	fmt.Fprintf(out, "Warmup completed with %d sequences. Starting main benchmark run...\n", n)
 
@@ -333,17 +416,37 @@ func (r *runner) run(ctx context.Context, outFile string) (*Result, error) {
 	if r.env.Progress {
 		bar = newProgress(r.env.Stderr, len(r.rows))
 	}
-	recs := make([]record.Record, len(r.rows))
-	check := startSelfCheck(len(r.rows))
+	recs := r.records()
+	// Requests in flight outlive an interrupt by the grace period.
+	inflight, cancelInflight := context.WithCancel(parent)
+	defer cancelInflight()
+	go func() {
+		select {
+		case <-r.env.Interrupt:
+			fmt.Fprintf(r.env.Stderr, "\nInterrupted: no more requests will be sent; those in flight have %v to finish. Interrupt again to exit now.\n", r.env.Grace)
+			select {
+			case <-time.After(r.env.Grace):
+				cancelInflight()
+			case <-inflight.Done():
+			}
+		case <-inflight.Done():
+		}
+	}()
+	check := startSelfCheck(len(recs))
 	start := time.Now()
-	end := r.dispatch(ctx, recs, start, bar, check)
+	end := r.dispatch(ctx, inflight, recs, start, bar, check)
 	check.stop()
 	dur := end.Sub(start).Seconds()
+	stopped := interrupted(r.env.Interrupt)
+	var notSent, cancelled int
+	if stopped {
+		recs, notSent, cancelled = completedOnly(recs)
+	}
 
-	prof.stop(ctx)
+	prof.stop(parent)
 	bar.close()
 
-	info := r.ctl.serverInfo(ctx)
+	info := r.ctl.serverInfo(parent)
 	var accept *float64
 	if strings.Contains(cfg.Backend, "sglang") {
 		accept = acceptLength(info)
@@ -367,6 +470,13 @@ func (r *runner) run(ctx context.Context, outFile string) (*Result, error) {
 		OutputDetails:     cfg.OutputDetails,
 		Extra:             checked.extra(sum.Failed),
 	}
+	run.Extra.Set("errors_by_kind", errorKinds(recs))
+	if stopped {
+		run.Extra.Set("interrupted", pyjson.Bool(true))
+		run.Extra.Set("not_sent", pyjson.Int(notSent))
+		run.Extra.Set("cancelled_in_flight", pyjson.Int(cancelled))
+		fmt.Fprintf(out, "Interrupted: %d requests were not sent and %d were cancelled in flight; the figures below cover the %d that finished.\n", notSent, cancelled, len(recs))
+	}
 	if cfg.PlotThroughput {
 		if err := report.Plot(out, sum); err != nil {
 			return nil, err
@@ -383,6 +493,9 @@ func (r *runner) run(ctx context.Context, outFile string) (*Result, error) {
 		return nil, failure("--output-file: %v", err)
 	}
 	res := &Result{Summary: sum, Records: recs, OutputFile: outFile}
+	if stopped {
+		return res, &ExitError{Code: ExitInterrupted, Msg: sprintf("interrupted; the result line for the %d requests that finished was appended to %s", len(recs), outFile)}
+	}
 	if sum.Completed == 0 {
 		first := ""
 		for i := range recs {
@@ -396,117 +509,11 @@ func (r *runner) run(ctx context.Context, outFile string) (*Result, error) {
 	return res, nil
 }
 
-// dispatch sends every row at its planned time and waits for all of them;
-// it returns when the last response ended.
-func (r *runner) dispatch(ctx context.Context, recs []record.Record, start time.Time, bar *progress, check *selfCheck) time.Time {
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		last = start
-	)
-	for i := range r.rows {
-		rec := &recs[i]
-		row := &r.rows[i]
-		rec.Seq = i
-		rec.Intended = r.slots[i].At.Seconds()
-		rec.InputLen, rec.InputTextLen, rec.InputVisionLen = row.PromptLen, row.TextPromptLen, row.VisionPromptLen
-		rec.PromptLen, rec.OutputLen = row.PromptLen, row.OutputLen
-		deadline := start.Add(r.slots[i].At)
-		if !schedule.WaitUntil(ctx, deadline) {
-			rec.Error = "not sent: the run was interrupted"
-			continue
-		}
-		check.lags = append(check.lags, time.Since(deadline).Seconds())
-		if !r.acquire(ctx) {
-			rec.Error = "not sent: the run was interrupted"
-			continue
-		}
-		rec.Sent = true
-		in := r.input(row, row.OutputLen, r.slots[i].LoRA)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer r.release()
-			rid, started := r.printStart(rec, in), unixTime()
-			r.client.Do(ctx, in, rec, start)
-			r.printEnd(rid, started, rec)
-			done := time.Now()
-			mu.Lock()
-			if done.After(last) {
-				last = done
-			}
-			mu.Unlock()
-			bar.add()
-		}()
-	}
-	wg.Wait()
-	return last
-}
-
-// printStart and printEnd are --print-requests: one line when a request
-// starts and one when it ends, in the reference's shape (prompt and text
-// elided as "...").
-func (r *runner) printStart(rec *record.Record, in *backend.Input) string {
-	if !r.cfg.PrintRequests {
-		return ""
-	}
-	rid := uuid4()
-	lora := "None"
-	if in.LoRA != "" {
-		lora = pyfmt.Quote(in.LoRA)
-	}
-	extra := "{}"
-	if in.Extra != nil && in.Extra.Len() > 0 {
-		extra = string(in.Extra.Bytes())
-	}
-	fmt.Fprintf(r.env.Stdout, "rid=%s time=%s message=\"request start\" request_func_input=\"RequestFuncInput(prompt='...', api_url=%s, prompt_len=%d, output_len=%d, model=%s, lora_name=%s, image_data=None, extra_request_body=%s, timestamp=None, routing_key=None)\"\n",
-		rid, pyfmt.Float(unixTime()), pyfmt.Quote(r.client.URL()), in.PromptLen, in.OutputLen, pyfmt.Quote(in.Model), lora, extra)
-	return rid
-}
-
-func (r *runner) printEnd(rid string, started float64, rec *record.Record) {
-	if !r.cfg.PrintRequests {
-		return
-	}
-	now := unixTime()
-	itl := make([]string, len(rec.ITL))
-	for i, v := range rec.ITL {
-		itl[i] = pyfmt.Float(v)
-	}
-	fmt.Fprintf(r.env.Stdout, "rid=%s time=%s time_delta=%s message=\"request end\" output=\"RequestFuncOutput(generated_text='...', success=%s, latency=%s, ttft=%s, tpot=None, itl=[%s], prompt_len=%d, error=%s, output_len=%d, start_time=%s, cached_tokens=%d)\"\n",
-		rid, pyfmt.Float(now), pyfmt.Float(now-started), pyBool(rec.Success), pyfmt.Float(rec.Latency), pyfmt.Float(rec.TTFT),
-		strings.Join(itl, ", "), rec.PromptLen, pyfmt.Quote(rec.Error), rec.OutputLen, pyfmt.Float(rec.Start), rec.CachedTokens)
-}
-
-// unixTime is time.time(): wall-clock seconds.
-func unixTime() float64 { return float64(time.Now().UnixNano()) / 1e9 }
-
-// uuid4 is str(uuid.uuid4()).
-func uuid4() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
 // checkSupported refuses what this version does not implement, before any
 // network or dataset work.
 func checkSupported(cfg *Config) error {
-	switch cfg.DatasetName {
-	case "random", "random-ids", "sharegpt":
-	default:
-		return usage("--dataset-name %s: not supported yet (this version has random, random-ids and sharegpt)", cfg.DatasetName)
-	}
 	if cfg.Backend == "gserver" {
 		return usage("--backend gserver: not implemented (the reference tool raises NotImplementedError for it too)")
-	}
-	if cfg.UseTraceTimestamps {
-		return usage("--use-trace-timestamps: needs a trace dataset (mooncake), which is not supported yet")
-	}
-	if cfg.ApplyChatTemplate && cfg.DatasetName == "sharegpt" {
-		return usage("--apply-chat-template: chat templates need a Hugging Face tokenizer, which is not supported yet")
 	}
 	if cfg.PrintRequests && cfg.Backend != "sglang-oai-chat" {
 		return usage("--print-requests: only supported with --backend sglang-oai-chat (as in the reference tool)")
@@ -532,19 +539,83 @@ func checkSupported(cfg *Config) error {
 	return nil
 }
 
-func datasetParams(cfg *Config) dataset.Params {
+// redact hides a password in a URL (https://user:xxxxx@host), so that
+// credentials in --base-url never reach the console or the result.
+func redact(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.User == nil {
+		return u
+	}
+	return p.Redacted()
+}
+
+// clientOptions are the HTTP settings from --connect-timeout, --cacert and
+// --insecure, shared by the requests and the control-plane calls.
+func clientOptions(cfg *Config) (backend.ClientOptions, error) {
+	var o backend.ClientOptions
+	if cfg.RequestTimeout != nil && !(*cfg.RequestTimeout > 0) {
+		return o, fmt.Errorf("--request-timeout: must be > 0 seconds, got %v", *cfg.RequestTimeout)
+	}
+	if !(cfg.ConnectTimeout >= 0) || math.IsInf(cfg.ConnectTimeout, 0) {
+		return o, fmt.Errorf("--connect-timeout: must be a finite number >= 0, got %v", cfg.ConnectTimeout)
+	}
+	o.ConnectTimeout = seconds(cfg.ConnectTimeout)
+	cacert := ""
+	if cfg.CACert != nil {
+		cacert = *cfg.CACert
+	}
+	tls, err := backend.TLSConfig(cacert, cfg.Insecure)
+	o.TLS = tls
+	return o, err
+}
+
+func seconds(s float64) time.Duration {
+	if s > float64(math.MaxInt64)/1e9 {
+		return math.MaxInt64
+	}
+	return time.Duration(s * float64(time.Second))
+}
+
+func datasetParams(cfg *Config, model string) dataset.Params {
 	return dataset.Params{
-		Name:               cfg.DatasetName,
-		Path:               cfg.DatasetPath,
-		NumPrompts:         cfg.NumPrompts,
-		SharegptOutputLen:  cfg.SharegptOutputLen,
-		SharegptContextLen: cfg.SharegptContextLen,
-		RandomInputLen:     cfg.RandomInputLen,
-		RandomOutputLen:    cfg.RandomOutputLen,
-		RandomRangeRatio:   cfg.RandomRangeRatio,
-		TokenizePrompt:     cfg.TokenizePrompt,
-		PromptSuffix:       cfg.PromptSuffix,
-		ApplyChatTemplate:  cfg.ApplyChatTemplate,
+		Name:                 cfg.DatasetName,
+		Path:                 cfg.DatasetPath,
+		NumPrompts:           cfg.NumPrompts,
+		SharegptOutputLen:    cfg.SharegptOutputLen,
+		SharegptContextLen:   cfg.SharegptContextLen,
+		RandomInputLen:       cfg.RandomInputLen,
+		RandomOutputLen:      cfg.RandomOutputLen,
+		RandomRangeRatio:     cfg.RandomRangeRatio,
+		TokenizePrompt:       cfg.TokenizePrompt,
+		PromptSuffix:         cfg.PromptSuffix,
+		ApplyChatTemplate:    cfg.ApplyChatTemplate,
+		Seed:                 cfg.Seed,
+		Backend:              cfg.Backend,
+		Model:                model,
+		DatasetOffset:        cfg.DatasetOffset,
+		AgenticMaxTurns:      cfg.AgenticMaxTurns,
+		SpeedBenchCategory:   cfg.SpeedBenchCategory,
+		SpeedBenchOutputLen:  cfg.SpeedBenchOutputLen,
+		ImageCount:           cfg.ImageCount,
+		ImageResolution:      cfg.ImageResolution,
+		RandomImageCount:     cfg.RandomImageCount,
+		ImageFormat:          cfg.ImageFormat,
+		ImageContent:         cfg.ImageContent,
+		GSPNumGroups:         cfg.GSPNumGroups,
+		GSPPromptsPerGroup:   cfg.GSPPromptsPerGroup,
+		GSPSystemPromptLen:   cfg.GSPSystemPromptLen,
+		GSPQuestionLen:       cfg.GSPQuestionLen,
+		GSPOutputLen:         cfg.GSPOutputLen,
+		GSPRangeRatio:        cfg.GSPRangeRatio,
+		GSPFastPrepare:       cfg.GSPFastPrepare,
+		GSPSendRoutingKey:    cfg.GSPSendRoutingKey,
+		GSPOrdered:           cfg.GSPOrdered,
+		GSPNumTurns:          cfg.GSPNumTurns,
+		GSPGroupDistribution: cfg.GSPGroupDistribution,
+		GSPZipfAlpha:         cfg.GSPZipfAlpha,
+		MooncakeSlowdown:     cfg.MooncakeSlowdown,
+		MooncakeNumRounds:    cfg.MooncakeNumRounds,
+		MooncakeWorkload:     cfg.MooncakeWorkload,
 	}
 }
 

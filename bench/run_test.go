@@ -84,10 +84,7 @@ func TestCheckSupported(t *testing.T) {
 		edit func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.DatasetName = "image" }, "--dataset-name image: not supported yet"},
 		{func(c *Config) { c.Backend = "gserver" }, "--backend gserver"},
-		{func(c *Config) { c.UseTraceTimestamps = true }, "--use-trace-timestamps"},
-		{func(c *Config) { c.DatasetName = "sharegpt"; c.ApplyChatTemplate = true }, "--apply-chat-template"},
 		{func(c *Config) { c.PrintRequests = true }, "--print-requests"},
 		{func(c *Config) { c.Backend = "vllm"; c.TokenizePrompt = true }, "--tokenize-prompt"},
 		{func(c *Config) { c.LoraDistribution = "skewed"; c.LoraName = []string{"a"} }, "needs at least 2 names"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"strconv"
 
 	"benchserve/internal/pyrand"
@@ -29,6 +30,44 @@ type Params struct {
 	TokenizePrompt    bool
 	PromptSuffix      string
 	ApplyChatTemplate bool
+
+	// Seed is --seed (the GSP cache key and zipf generator use it).
+	Seed int
+	// Backend and Model are the run's, for datasets whose rows depend on
+	// them (image: what to send; vision token counts: the model's
+	// preprocessor_config.json).
+	Backend string
+	Model   string
+
+	// agentic-trace
+	DatasetOffset   int
+	AgenticMaxTurns *int
+	// speed-bench
+	SpeedBenchCategory  *string
+	SpeedBenchOutputLen int
+	// image
+	ImageCount       int
+	ImageResolution  string
+	RandomImageCount bool
+	ImageFormat      string
+	ImageContent     string
+	// generated-shared-prefix
+	GSPNumGroups         int
+	GSPPromptsPerGroup   int
+	GSPSystemPromptLen   int
+	GSPQuestionLen       int
+	GSPOutputLen         int
+	GSPRangeRatio        float64
+	GSPFastPrepare       bool
+	GSPSendRoutingKey    bool
+	GSPOrdered           bool
+	GSPNumTurns          int
+	GSPGroupDistribution string
+	GSPZipfAlpha         *float64
+	// mooncake
+	MooncakeSlowdown  float64
+	MooncakeNumRounds int
+	MooncakeWorkload  string
 }
 
 // Env is what the datasets draw on.
@@ -43,6 +82,15 @@ type Env struct {
 	Fetch func(ctx context.Context, repoType, repoID, filename string) (string, error)
 	// Out receives the lines the reference prints ("#Input tokens: N").
 	Out io.Writer
+	// HTTP downloads files that are not on the Hub (mooncake traces); nil
+	// is http.DefaultClient.
+	HTTP *http.Client
+	// CacheDir holds what datasets keep between runs (the GSP cache,
+	// downloaded traces); "" is the user cache directory's benchserve/.
+	CacheDir string
+	// TraceBaseURL replaces the mooncake traces' published location
+	// (tests); "" is the published one.
+	TraceBaseURL string
 }
 
 // ShareGPT's place on the Hugging Face Hub.
@@ -64,8 +112,26 @@ func Load(ctx context.Context, p Params, env Env) ([]Row, error) {
 		return loadRandom(ctx, p, env)
 	case "sharegpt":
 		return loadShareGPT(ctx, p, env)
+	case "generated-shared-prefix":
+		return loadGSP(ctx, p, env)
+	case "image":
+		return loadImage(ctx, p, env)
+	case "mmmu":
+		return loadMMMU(ctx, p, env)
+	case "mooncake":
+		return loadMooncake(ctx, p, env)
+	case "speed-bench":
+		return loadSpeedBench(ctx, p, env)
+	case "agentic-trace":
+		return loadAgentic(ctx, p, env)
+	case "openai":
+		return loadOpenAI(ctx, p, env)
+	case "custom":
+		return loadCustom(ctx, p, env)
+	case "longbench_v2":
+		return loadLongBench(ctx, p, env)
 	}
-	return nil, fmt.Errorf("--dataset-name %s: not supported yet", p.Name)
+	return nil, fmt.Errorf("--dataset-name %s: unknown dataset", p.Name)
 }
 
 // randomLens is compute_random_lens: n lengths drawn uniformly from

@@ -1,19 +1,45 @@
 // Package dataset builds the rows a benchmark sends, one file per dataset.
 package dataset
 
-// Row is one request's worth of input (the reference tool's DatasetRow).
+import "benchserve/internal/pyjson"
+
+// Row is one request's worth of input (the reference tool's DatasetRow), or
+// one conversation's when Turns is set.
 type Row struct {
 	// Text is the prompt; IDs replaces it when --tokenize-prompt asks for
-	// token ids (native backend only).
-	Text string
-	IDs  []int
+	// token ids (native backend only); Messages replaces it with an
+	// OpenAI-format messages list (a JSON array), which chat backends send
+	// as is.
+	Text     string
+	IDs      []int
+	Messages []byte
+
+	// Turns makes the row a multi-turn conversation (spec §4.5): each turn
+	// is a JSON array of the messages that round adds to the history; the
+	// server's reply joins the history as an assistant message after each
+	// round. Rounds run one after another in one concurrency slot, and each
+	// is a record of its own.
+	Turns [][]byte
 
 	// PromptLen is the dataset's count of prompt tokens (for random datasets,
-	// the target length), OutputLen the number of tokens to ask for.
+	// the target length), OutputLen the number of tokens to ask for (per
+	// round, for a conversation).
 	PromptLen int
 	OutputLen int
 	// TextPromptLen and VisionPromptLen split PromptLen for image datasets;
 	// TextPromptLen defaults to PromptLen.
 	TextPromptLen   int
 	VisionPromptLen int
+
+	// Images are data URIs sent with the prompt.
+	Images []string
+	// Timestamp is the trace time in milliseconds (HasTimestamp tells it
+	// apart from 0); trace datasets send each row at its time.
+	Timestamp    float64
+	HasTimestamp bool
+	// RoutingKey goes out as the X-SMG-Routing-Key header.
+	RoutingKey string
+	// Extra is this row's own extra request body; its keys override the
+	// global --extra-request-body's.
+	Extra *pyjson.Object
 }

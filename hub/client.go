@@ -37,10 +37,14 @@ type Client struct {
 // FromEnv returns a Client set up from the environment variables that
 // huggingface_hub reads: HF_ENDPOINT, HF_TOKEN (else the token file
 // $HF_TOKEN_PATH or $HF_HOME/token), HF_HUB_CACHE, HF_HOME, XDG_CACHE_HOME
-// and HF_HUB_OFFLINE, with their older names as fallbacks.
-func FromEnv() *Client {
+// and HF_HUB_OFFLINE, with their older names as fallbacks, read with getenv
+// (nil: the process environment).
+func FromEnv(getenv func(string) string) *Client {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
 	home, _ := os.UserHomeDir()
-	return fromEnv(os.Getenv, home)
+	return fromEnv(getenv, home)
 }
 
 func fromEnv(getenv func(string) string, home string) *Client {
@@ -118,7 +122,7 @@ func (c *Client) cacheDir() string {
 	if c.CacheDir != "" {
 		return c.CacheDir
 	}
-	return FromEnv().CacheDir
+	return FromEnv(nil).CacheDir
 }
 
 func (c *Client) httpClient() http.Client {

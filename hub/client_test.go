@@ -55,7 +55,7 @@ func TestFromEnvProcess(t *testing.T) {
 	t.Setenv("HF_TOKEN", "hf_t")
 	t.Setenv("HF_HUB_OFFLINE", "1")
 	t.Setenv("HF_ENDPOINT", "")
-	c := FromEnv()
+	c := FromEnv(nil)
 	if c.CacheDir != dir || c.Token != "hf_t" || !c.Offline || c.Endpoint != DefaultEndpoint {
 		t.Errorf("FromEnv() = %+v", c)
 	}

@@ -41,8 +41,9 @@ type Record struct {
 	OutputLen int
 
 	// Error is "" on success; otherwise one line: "<status> <reason>: <body>"
-	// for an HTTP error, or what went wrong.
-	Error string
+	// for an HTTP error, or what went wrong. ErrorKind classifies it.
+	Error     string
+	ErrorKind string
 
 	CachedTokens int
 	CacheDetails *CacheDetails
@@ -60,3 +61,21 @@ type CacheDetails struct {
 	// Raw is the object as the server sent it, for --output-details.
 	Raw []byte
 }
+
+// Error kinds, for the breakdown of failures in the result.
+const (
+	KindHTTP429     = "http_429"         // rate limited
+	KindHTTP4xx     = "http_4xx"         // any other client error status
+	KindHTTP5xx     = "http_5xx"         // a server error status
+	KindHTTPOther   = "http_other"       // any other status but 200
+	KindConnect     = "connect"          // no connection could be made
+	KindReset       = "reset"            // the connection broke (before or during the response)
+	KindTimeout     = "timeout"          // --request-timeout or --connect-timeout passed
+	KindStreamError = "stream_error"     // the server sent an error object in a 200 response
+	KindIncomplete  = "incomplete"       // the stream ended before [DONE]
+	KindInvalid     = "invalid_response" // the response could not be parsed
+	KindEmpty       = "empty_output"     // a 200 response with no output tokens
+	KindTooLarge    = "too_large"        // a line or body over the size limit
+	KindInterrupted = "interrupted"      // cut by the user's interrupt
+	KindOther       = "other"
+)

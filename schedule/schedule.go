@@ -105,3 +105,26 @@ func newPicker(l LoRA, py *pyrand.Python, np *pyrand.NumPy) (func() string, erro
 	}
 	return nil, fmt.Errorf("--lora-request-distribution: unknown distribution %q", l.Distribution)
 }
+
+// PlanTrace returns one slot per trace time (milliseconds, in sending
+// order): slot i leaves (t_i − t_0)/1000 × slowdown seconds after the start,
+// as the reference's trace replay does (a slowdown of 2 is twice as slow).
+// LoRA picks are drawn as in Plan.
+func PlanTrace(times []float64, slowdown float64, lora LoRA, py *pyrand.Python, np *pyrand.NumPy) ([]Slot, error) {
+	if math.IsNaN(slowdown) || math.IsInf(slowdown, 0) || slowdown < 0 {
+		return nil, fmt.Errorf("--mooncake-slowdown-factor: must be a finite number >= 0, got %v", slowdown)
+	}
+	pick, err := newPicker(lora, py, np)
+	if err != nil {
+		return nil, err
+	}
+	slots := make([]Slot, len(times))
+	for i, t := range times {
+		d := (t - times[0]) / 1000 * slowdown
+		if d < 0 || math.IsNaN(d) || math.IsInf(d, 0) {
+			return nil, fmt.Errorf("trace time %v of request %d is before the first (%v) or not a number", t, i, times[0])
+		}
+		slots[i] = Slot{At: time.Duration(d * float64(time.Second)), LoRA: pick()}
+	}
+	return slots, nil
+}

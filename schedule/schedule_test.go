@@ -139,3 +139,22 @@ func TestPlanConstantAndGamma(t *testing.T) {
 		}
 	}
 }
+
+func TestPlanTrace(t *testing.T) {
+	slots, err := PlanTrace([]float64{1000, 1000, 1500, 4000}, 2, LoRA{}, pyrand.NewPython(1), pyrand.NewNumPy(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{0, 0, time.Second, 6 * time.Second}
+	for i, s := range slots {
+		if s.At != want[i] {
+			t.Errorf("slot %d at %v, want %v", i, s.At, want[i])
+		}
+	}
+	if _, err := PlanTrace([]float64{5, 4}, 1, LoRA{}, pyrand.NewPython(1), pyrand.NewNumPy(1)); err == nil {
+		t.Error("times out of order accepted")
+	}
+	if _, err := PlanTrace([]float64{1}, -1, LoRA{}, pyrand.NewPython(1), pyrand.NewNumPy(1)); err == nil {
+		t.Error("negative slowdown accepted")
+	}
+}

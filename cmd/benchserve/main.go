@@ -12,10 +12,15 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	fi, err := os.Stderr.Stat()
 	tty := err == nil && fi.Mode()&os.ModeCharDevice != 0
-	code := cli.Main(ctx, os.Args[1:], cli.IO{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, StderrIsTerminal: tty})
-	stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	code := cli.Main(ctx, os.Args[1:], cli.IO{
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
+		StderrIsTerminal: tty, Signals: sigs, Exit: os.Exit,
+	})
+	cancel()
 	os.Exit(code)
 }

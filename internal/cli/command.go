@@ -14,9 +14,17 @@ import (
 // line can be run in-process by tests.
 type IO struct {
 	Stdout, Stderr io.Writer
-	Getenv         func(string) string
+	// Stdin feeds the subcommands that read input (tokenize); nil means
+	// os.Stdin.
+	Stdin  io.Reader
+	Getenv func(string) string
 	// StderrIsTerminal turns the progress bar on (unless --disable-tqdm).
 	StderrIsTerminal bool
+	// Signals delivers SIGINT and SIGTERM. The first stops the run
+	// gracefully; the second calls Exit at once.
+	Signals <-chan os.Signal
+	// Exit ends the process (os.Exit in main).
+	Exit func(code int)
 }
 
 // Main runs benchserve with args (without the program name) and returns
@@ -25,18 +33,62 @@ func Main(ctx context.Context, args []string, pio IO) int {
 	if pio.Getenv == nil {
 		pio.Getenv = os.Getenv
 	}
-	cfg, err := Parse(args)
+	pio.Stdout, pio.Stderr = bench.Locked(pio.Stdout), bench.Locked(pio.Stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "sim":
+			return SimMain(ctx, args[1:], pio)
+		case "tokenize":
+			return TokenizeMain(ctx, args[1:], pio)
+		}
+	}
+	cfg, given, err := ParseGiven(args)
 	if code, done := parseOutcome(err, pio); done {
 		return code
 	}
+	if cfg.Sim {
+		stop, err := startSim(cfg, given, pio)
+		if err != nil {
+			return exitCode(err, pio.Stderr)
+		}
+		defer stop()
+	}
 	_, err = bench.Run(ctx, cfg, bench.Env{
-		Stdout:   pio.Stdout,
-		Stderr:   pio.Stderr,
-		Getenv:   pio.Getenv,
-		Args:     Namespace(cfg),
-		Progress: pio.StderrIsTerminal && !cfg.DisableTqdm,
+		Stdout:    pio.Stdout,
+		Stderr:    pio.Stderr,
+		Getenv:    pio.Getenv,
+		Args:      Namespace(cfg),
+		Progress:  pio.StderrIsTerminal && !cfg.DisableTqdm,
+		Interrupt: interrupts(ctx, pio),
 	})
 	return exitCode(err, pio.Stderr)
+}
+
+// interrupts turns the first signal into a closed channel, the run's cue to
+// stop gracefully, and the second into an immediate exit. Every result line
+// already written is on disk: each is fsynced when it is appended.
+func interrupts(ctx context.Context, pio IO) <-chan struct{} {
+	stop := make(chan struct{})
+	if pio.Signals == nil {
+		return stop
+	}
+	go func() {
+		select {
+		case <-pio.Signals:
+			close(stop)
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-pio.Signals:
+			fmt.Fprintln(pio.Stderr, "benchserve: interrupted again: exiting now")
+			if pio.Exit != nil {
+				pio.Exit(bench.ExitInterrupted)
+			}
+		case <-ctx.Done():
+		}
+	}()
+	return stop
 }
 
 // parseOutcome prints help or a usage error; done reports that the command

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -75,7 +78,7 @@ func TestEndToEndPerBackend(t *testing.T) {
 		itl     = 10 * time.Millisecond
 		prompts = 6
 		outLen  = 8
-		slack   = 60.0 // ms above the server's delay tolerated on a shared, noisy machine
+		slack   = 400.0 // ms above the server's delay tolerated on a shared, noisy machine
 	)
 	for _, be := range []string{"sglang", "sglang-oai", "sglang-oai-chat", "vllm", "vllm-chat", "lmdeploy", "lmdeploy-chat", "trt", "truss", "sglang-embedding", "vllm-embedding"} {
 		t.Run(be, func(t *testing.T) {
@@ -116,22 +119,24 @@ func TestEndToEndPerBackend(t *testing.T) {
 			if r := num(t, m, "total_output_tokens_retokenized"); r != prompts*outLen {
 				t.Errorf("retokenized output tokens = %v, want %d", r, prompts*outLen)
 			}
+			// Lower bounds are strict: a response cannot be seen before
+			// the server sent it. Upper bounds are loose because the
+			// machine may be busy; and on a busy machine several chunks
+			// can arrive in one read, with gaps of 0 between them, so the
+			// ITL has only an upper bound.
 			ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 			for _, k := range []string{"mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms"} {
 				if v := num(t, m, k); v < ms(ttft) || v > ms(ttft)+slack {
 					t.Errorf("%s = %.2f, want within [%.0f, %.0f]", k, v, ms(ttft), ms(ttft)+slack)
 				}
 			}
-			// Gaps are 10 ms at the server; the client may see a gap
-			// shortened by a late previous chunk, so only the mean is bound
-			// below, and every statistic above.
-			if v := num(t, m, "mean_itl_ms"); v < ms(itl)-1 || v > ms(itl)+slack {
+			if v := num(t, m, "mean_itl_ms"); v < 0 || v > ms(itl)+slack {
 				t.Errorf("mean_itl_ms = %.2f, want about %.0f", v, ms(itl))
 			}
-			if v := num(t, m, "mean_e2e_latency_ms"); v < ms(ttft+(outLen-1)*itl) {
-				t.Errorf("mean E2E %.2f ms below the server's %v", v, ttft+(outLen-1)*itl)
+			if v := num(t, m, "mean_e2e_latency_ms"); v < ms(ttft+(outLen-1)*itl) || v > ms(ttft+(outLen-1)*itl)+slack {
+				t.Errorf("mean E2E %.2f ms, want within %.0f ms above the server's %v", v, slack, ttft+(outLen-1)*itl)
 			}
-			if v := num(t, m, "mean_tpot_ms"); v < ms(itl)-1 || v > ms(itl)+slack {
+			if v := num(t, m, "mean_tpot_ms"); v < 0 || v > ms(itl)+slack {
 				t.Errorf("mean_tpot_ms = %.2f", v)
 			}
 		})
@@ -247,8 +252,9 @@ func TestBadInput(t *testing.T) {
 		{"missing dataset", []string{"--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--dataset-path", filepath.Join(dir, "nope.json")}, 1, "nope.json: no such file"},
 		{"invalid dataset", []string{"--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--dataset-path", bad}, 1, "bad.json: invalid JSON at line 4 column"},
 		{"unreachable server", []string{"--port", "1", "--host", "127.0.0.1", "--ready-check-timeout-sec", "1", "--tokenizer", "o200k_base"}, 1, "server at http://127.0.0.1:1/v1/models is not ready after 1s"},
-		{"unsupported tokenizer", []string{"--base-url", srv.srv.URL, "--tokenizer", "meta-llama/Llama-3.1-8B-Instruct"}, 1, `not supported yet: use --tokenizer o200k_base`},
-		{"unsupported dataset", []string{"--dataset-name", "mmmu"}, 2, "--dataset-name mmmu: not supported yet"},
+		{"unreachable hub", []string{"--base-url", srv.srv.URL, "--tokenizer", "meta-llama/Llama-3.1-8B-Instruct"}, 1, `--tokenizer: tokenizer meta-llama/Llama-3.1-8B-Instruct: hub: model meta-llama/Llama-3.1-8B-Instruct, file tokenizer.json: cannot reach http://127.0.0.1:1/`},
+		{"offline hub", []string{"--base-url", srv.srv.URL, "--tokenizer", "meta-llama/Llama-3.1-8B-Instruct", "--model", "offline"}, 1, `not in the local cache and HF_HUB_OFFLINE is set`},
+		{"unsupported dataset", []string{"--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--dataset-name", "mmmu"}, 1, "--dataset-name mmmu: not supported yet"},
 		{"gserver", []string{"--backend", "gserver"}, 2, "--backend gserver: not implemented"},
 	}
 	for _, c := range cases {
@@ -257,7 +263,11 @@ func TestBadInput(t *testing.T) {
 			if c.name == "bad value" {
 				args = c.args
 			}
-			code, stdout, stderr := run(t, nil, args...)
+			env := map[string]string{"HF_ENDPOINT": "http://127.0.0.1:1", "HF_HOME": dir}
+			if c.name == "offline hub" {
+				env["HF_HUB_OFFLINE"] = "1"
+			}
+			code, stdout, stderr := run(t, env, args...)
 			if code != c.code {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, stdout, stderr)
 			}
@@ -386,5 +396,132 @@ func TestEndToEndPrintRequests(t *testing.T) {
 		if n != 2 {
 			t.Errorf("rid %s appears %d times", id, n)
 		}
+	}
+}
+
+// An interrupt stops sending, lets requests in flight finish within the
+// grace period, then writes the result for what completed and exits 130.
+func TestEndToEndInterrupt(t *testing.T) {
+	srv := newFakeServer(t, 50*time.Millisecond, 5*time.Millisecond)
+	out := filepath.Join(t.TempDir(), "res.jsonl")
+	sigs := make(chan os.Signal, 2)
+	var stdout, stderr bytes.Buffer
+	go func() {
+		time.Sleep(2500 * time.Millisecond) // warmup, the 1 s pause, then about 1.5 s of the run
+		sigs <- os.Interrupt
+	}()
+	code := Main(context.Background(), []string{"--backend", "vllm", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
+		"--dataset-name", "random-ids", "--num-prompts", "10000", "--random-input-len", "8", "--random-output-len", "4",
+		"--request-rate", "20", "--output-file", out}, IO{Stdout: &stdout, Stderr: &stderr, Signals: sigs, Exit: func(int) { t.Error("exited at once on one signal") }})
+	if code != bench.ExitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, bench.ExitInterrupted, stdout.String(), stderr.String())
+	}
+	m := readLine(t, out)
+	if m["interrupted"] != true {
+		t.Errorf("interrupted = %v", m["interrupted"])
+	}
+	done := num(t, m, "completed")
+	if done < 5 || done > 60 {
+		t.Errorf("completed = %v; about 1.5 s at 20 req/s should finish about 30", done)
+	}
+	if ns := num(t, m, "not_sent"); ns+done+num(t, m, "cancelled_in_flight") != 10000 {
+		t.Errorf("not_sent %v + completed %v + cancelled %v != 10000", ns, done, m["cancelled_in_flight"])
+	}
+	if !strings.Contains(stdout.String(), "Interrupted: ") || !strings.Contains(stdout.String(), "Serving Benchmark Result") {
+		t.Errorf("stdout lacks the interrupt note or the block:\n%s", stdout.String())
+	}
+}
+
+// A second signal exits at once with the interrupt code.
+func TestEndToEndSecondInterruptExits(t *testing.T) {
+	srv := newFakeServer(t, 3*time.Second, time.Millisecond) // requests outlive the grace period
+	sigs := make(chan os.Signal, 2)
+	exited := make(chan int, 1)
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		sigs <- os.Interrupt
+		time.Sleep(200 * time.Millisecond)
+		sigs <- os.Interrupt
+	}()
+	var stdout, stderr bytes.Buffer
+	go Main(context.Background(), []string{"--backend", "vllm", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
+		"--dataset-name", "random-ids", "--num-prompts", "50", "--random-input-len", "8", "--random-output-len", "4",
+		"--warmup-requests", "0", "--output-file", filepath.Join(t.TempDir(), "r.jsonl")},
+		IO{Stdout: &stdout, Stderr: &stderr, Signals: sigs, Exit: func(c int) { exited <- c }})
+	select {
+	case c := <-exited:
+		if c != bench.ExitInterrupted {
+			t.Errorf("exit %d", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a second interrupt did not exit")
+	}
+}
+
+// Secrets given on the command line or in the environment never appear in
+// what benchserve prints or writes.
+func TestSecretsStayOut(t *testing.T) {
+	srv := newFakeServer(t, 0, 0)
+	u := strings.Replace(srv.srv.URL, "http://", "http://user:pa55word@", 1)
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	code, stdout, stderr := run(t, map[string]string{"OPENAI_API_KEY": "sk-SECRET-1"},
+		"--backend", "sglang-oai-chat", "--base-url", u, "--tokenizer", "o200k_base", "--header", "X-Api-Key=SECRET-2",
+		"--dataset-name", "random-ids", "--num-prompts", "2", "--random-input-len", "4", "--random-output-len", "2",
+		"--print-requests", "--output-details", "--output-file", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	data, _ := os.ReadFile(out)
+	for _, secret := range []string{"sk-SECRET-1", "SECRET-2", "pa55word"} {
+		for name, text := range map[string]string{"stdout": stdout, "stderr": stderr, "result": string(data)} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s contains %q", name, secret)
+			}
+		}
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if h := srv.headers[0]; h.Get("Authorization") != "Bearer sk-SECRET-1" || h.Get("X-Api-Key") != "SECRET-2" {
+		t.Errorf("the secrets did not reach the server: %v", h)
+	}
+}
+
+// TLS is verified by default; --cacert trusts a private CA and --insecure
+// turns verification off.
+func TestTLS(t *testing.T) {
+	f := &fakeServer{}
+	f.srv = httptest.NewTLSServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: f.srv.Certificate().Raw}), 0o644)
+	base := []string{"--backend", "vllm", "--base-url", f.srv.URL, "--tokenizer", "o200k_base", "--dataset-name", "random-ids",
+		"--num-prompts", "2", "--random-input-len", "4", "--random-output-len", "2", "--ready-check-timeout-sec", "1",
+		"--output-file", filepath.Join(dir, "r.jsonl")}
+	code, _, stderr := run(t, nil, base...)
+	if code != bench.ExitFailure || !strings.Contains(stderr, "certificate") {
+		t.Errorf("unverified server: exit %d, stderr %q", code, stderr)
+	}
+	for _, extra := range [][]string{{"--cacert", ca}, {"--insecure"}} {
+		if code, stdout, stderr := run(t, nil, append(base, extra...)...); code != 0 {
+			t.Errorf("%v: exit %d\n%s\n%s", extra, code, stdout, stderr)
+		}
+	}
+	if code, _, stderr := run(t, nil, append(base, "--cacert", filepath.Join(dir, "r.jsonl"))...); code != bench.ExitUsage || !strings.Contains(stderr, "--cacert") {
+		t.Errorf("bad --cacert: exit %d, %q", code, stderr)
+	}
+}
+
+func TestRequestTimeout(t *testing.T) {
+	srv := newFakeServer(t, 2*time.Second, 0)
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	code, stdout, stderr := run(t, nil, "--backend", "vllm", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
+		"--dataset-name", "random-ids", "--num-prompts", "2", "--random-input-len", "4", "--random-output-len", "2",
+		"--request-timeout", "0.3", "--warmup-requests", "0", "--output-file", out, "--output-details")
+	if code != bench.ExitAllFailed {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "exceeded its 300ms limit") {
+		t.Errorf("stderr = %q", stderr)
 	}
 }

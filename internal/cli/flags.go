@@ -5,6 +5,7 @@ import (
 
 	"benchserve/bench"
 	"benchserve/internal/argparse"
+	"benchserve/sim"
 )
 
 // Help sections, in the order the help prints them.
@@ -58,7 +59,7 @@ var (
 
 // flags is every option in the order the reference's cli_main adds them:
 // that order decides the Namespace repr and the list in an "ambiguous
-// option" message. Ours (--no-keepalive, --arrival, --burstiness) come last.
+// option" message. Ours (--no-keepalive and the rest) come last.
 var flags = []flag{
 	{gTarget, argparse.Option{Name: "--backend", Type: str, Choices: Backends, Default: "sglang",
 		Help: "Server kind; decides the endpoint, the request body and the default port."},
@@ -322,4 +323,22 @@ var flags = []flag{
 	{gTraffic, argparse.Option{Name: "--burstiness", Type: float, Default: 1.0,
 		Help: "As vLLM: gaps follow a gamma distribution of this shape (1 is Poisson; below 1 burstier, above 1 more even)."},
 		val(func(c *cfg) *float64 { return &c.Burstiness })},
+	{gTarget, argparse.Option{Name: "--request-timeout", Type: float,
+		Help: "Fail a request that takes longer than this many seconds. Default: the reference's 6 hours."},
+		ptr(func(c *cfg) **float64 { return &c.RequestTimeout })},
+	{gTarget, argparse.Option{Name: "--connect-timeout", Type: float, Default: 30.0,
+		Help: "Fail a request whose connection (TCP and TLS) takes longer than this many seconds; 0 waits as long as --request-timeout."},
+		val(func(c *cfg) *float64 { return &c.ConnectTimeout })},
+	{gTarget, argparse.Option{Name: "--cacert", Type: str,
+		Help: "PEM file of CA certificates to trust for https servers, besides the system's."},
+		ptr(func(c *cfg) **string { return &c.CACert })},
+	{gTarget, argparse.Option{Name: "--insecure", Action: argparse.StoreTrue,
+		Help: "Do not verify https servers' certificates."},
+		val(func(c *cfg) *bool { return &c.Insecure })},
+	{gTarget, argparse.Option{Name: "--sim", Action: argparse.StoreTrue,
+		Help: "Benchmark the built-in simulated server, started in-process on a free loopback port (no GPU, no model). Alone, runs a short demo."},
+		val(func(c *cfg) *bool { return &c.Sim })},
+	{gTarget, argparse.Option{Name: "--sim-preset", Type: str, Choices: sim.Presets, Default: sim.Presets[0],
+		Help: "The simulator's engine profile with --sim (see benchserve sim --help)."},
+		val(func(c *cfg) *string { return &c.SimPreset })},
 }

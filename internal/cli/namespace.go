@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"net/url"
 	"strings"
 
 	"benchserve/bench"
@@ -9,8 +10,8 @@ import (
 
 // Namespace returns what the reference prints for its args: the repr of an
 // argparse Namespace, "Namespace(backend='sglang', base_url=None, ...)",
-// attributes in the reference's order and our no_keepalive last. The values
-// of --header are secrets and print as 'Key=***'.
+// attributes in the reference's order and ours last. The values of --header
+// are secrets and print as 'Key=***'; a password in --base-url as xxxxx.
 func Namespace(c *bench.Config) string {
 	var b strings.Builder
 	b.WriteString("Namespace(")
@@ -19,8 +20,11 @@ func Namespace(c *bench.Config) string {
 			b.WriteString(", ")
 		}
 		v := f.bind.get(c)
-		if f.opt.Name == "--header" && v != nil {
+		switch {
+		case f.opt.Name == "--header" && v != nil:
 			v = redact(c.Header)
+		case f.opt.Name == "--base-url" && v != nil:
+			v = redactURL(*c.BaseURL)
 		}
 		b.WriteString(dest(f))
 		b.WriteByte('=')
@@ -42,4 +46,13 @@ func redact(items []string) []string {
 		}
 	}
 	return out
+}
+
+// redactURL hides the password of a URL with credentials.
+func redactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.User == nil {
+		return u
+	}
+	return p.Redacted()
 }

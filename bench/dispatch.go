@@ -1,0 +1,243 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"benchserve/backend"
+	"benchserve/dataset"
+	"benchserve/internal/pyjson"
+	"benchserve/record"
+	"benchserve/schedule"
+)
+
+// records makes one record per request: one per row, and one per round of
+// a conversation, stamped with what the schedule and the dataset say.
+func (r *runner) records() []record.Record {
+	n := 0
+	for i := range r.rows {
+		n += max(1, len(r.rows[i].Turns))
+	}
+	recs := make([]record.Record, n)
+	k := 0
+	for i := range r.rows {
+		row := &r.rows[i]
+		for range max(1, len(row.Turns)) {
+			rec := &recs[k]
+			rec.Seq = k
+			rec.Intended = r.slots[i].At.Seconds()
+			rec.InputLen, rec.InputTextLen, rec.InputVisionLen = row.PromptLen, row.TextPromptLen, row.VisionPromptLen
+			rec.PromptLen, rec.OutputLen = row.PromptLen, row.OutputLen
+			k++
+		}
+	}
+	return recs
+}
+
+// input is what the backend sends for row.
+func (r *runner) input(row *dataset.Row, outputLen int, lora string) *backend.Input {
+	extra := r.extra
+	if row.Extra != nil && row.Extra.Len() > 0 {
+		extra = r.extra.Clone()
+		extra.Update(row.Extra)
+	}
+	return &backend.Input{
+		Text: row.Text, IDs: row.IDs, Messages: row.Messages,
+		PromptLen: row.PromptLen, OutputLen: outputLen,
+		Model: r.model, LoRA: lora, Images: row.Images, RoutingKey: row.RoutingKey,
+		Extra: extra,
+	}
+}
+
+func (r *runner) acquire(ctx context.Context) bool {
+	if r.sem == nil {
+		return true
+	}
+	select {
+	case r.sem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (r *runner) release() {
+	if r.sem != nil {
+		<-r.sem
+	}
+}
+
+// dispatch sends every row at its planned time and waits for all of them;
+// it returns when the last response ended. ctx stops the dispatching;
+// inflight is what requests run under.
+func (r *runner) dispatch(ctx, inflight context.Context, recs []record.Record, start time.Time, bar *progress, check *selfCheck) time.Time {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		last = start
+		k    int
+	)
+	ended := func() {
+		done := time.Now()
+		mu.Lock()
+		if done.After(last) {
+			last = done
+		}
+		mu.Unlock()
+	}
+	for i := range r.rows {
+		row := &r.rows[i]
+		mine := recs[k : k+max(1, len(row.Turns))]
+		k += len(mine)
+		deadline := start.Add(r.slots[i].At)
+		if !schedule.WaitUntil(ctx, deadline) {
+			continue // not sent: the run was interrupted
+		}
+		check.lags = append(check.lags, time.Since(deadline).Seconds())
+		if !r.acquire(ctx) {
+			continue
+		}
+		lora := r.slots[i].LoRA
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer r.release()
+			if row.Turns != nil {
+				r.converse(inflight, row, lora, row.OutputLen, mine, start, ended)
+			} else {
+				r.send(inflight, r.input(row, row.OutputLen, lora), &mine[0], start, ended)
+			}
+			bar.add()
+		}()
+	}
+	wg.Wait()
+	return last
+}
+
+// send runs one request into rec; ended is called when it finished
+// (unless the interrupt cut it).
+func (r *runner) send(ctx context.Context, in *backend.Input, rec *record.Record, epoch time.Time, ended func()) {
+	rec.Sent = true
+	rid, started := r.printStart(in), unixTime()
+	r.client.Do(ctx, in, rec, epoch)
+	if !rec.Success && ctx.Err() != nil {
+		rec.Error, rec.ErrorKind = "cancelled: the run was interrupted", record.KindInterrupted
+	} else if ended != nil {
+		ended()
+	}
+	r.printEnd(rid, started, rec)
+}
+
+// converse runs a multi-turn conversation (spec §4.5): each round adds its
+// messages to the history and sends the whole history; the reply joins the
+// history as the assistant's message. A round's intended start is the end
+// of the round before. Unlike the reference, which reports no input tokens
+// for conversations, each round's input is the server's prompt_tokens, or
+// else our count of the history.
+func (r *runner) converse(ctx context.Context, row *dataset.Row, lora string, outputLen int, recs []record.Record, epoch time.Time, ended func()) {
+	var history []json.RawMessage
+	for k, turn := range row.Turns {
+		rec := &recs[k]
+		var msgs []json.RawMessage
+		if err := json.Unmarshal(turn, &msgs); err != nil {
+			rec.Sent, rec.Error, rec.ErrorKind = true, fmt.Sprintf("round %d: its messages are not a JSON array: %v", k+1, err), record.KindOther
+			return
+		}
+		history = append(history, msgs...)
+		round := *row
+		round.Messages = joinMessages(history)
+		in := r.input(&round, outputLen, lora)
+		if !r.cfg.DisableStream {
+			// Ask for usage so that the server reports each round's prompt
+			// tokens; a user's explicit include_usage is kept.
+			in.Extra = withUsage(in.Extra)
+		}
+		if k > 0 {
+			rec.Intended = time.Since(epoch).Seconds()
+		}
+		rec.PromptLen = 0
+		r.send(ctx, in, rec, epoch, ended)
+		if rec.PromptLen > 0 {
+			rec.InputLen = rec.PromptLen
+		} else {
+			rec.InputLen = r.countMessages(history)
+			rec.PromptLen = rec.InputLen
+		}
+		rec.InputTextLen, rec.InputVisionLen = rec.InputLen, 0
+		if !rec.Success {
+			return // the conversation cannot go on without the reply
+		}
+		reply, _ := json.Marshal(map[string]string{"role": "assistant", "content": rec.Text})
+		history = append(history, reply)
+	}
+}
+
+// countMessages counts a history's tokens: through the chat template when
+// the tokenizer has one, else the contents' tokens.
+func (r *runner) countMessages(history []json.RawMessage) int {
+	n := 0
+	for _, m := range history {
+		var v struct {
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(m, &v) != nil {
+			continue
+		}
+		var s string
+		if json.Unmarshal(v.Content, &s) == nil {
+			n += r.tok.Count(s)
+		} else {
+			n += r.tok.Count(string(v.Content))
+		}
+	}
+	return n
+}
+
+func joinMessages(ms []json.RawMessage) []byte {
+	b := []byte{'['}
+	for i, m := range ms {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, m...)
+	}
+	return append(b, ']')
+}
+
+// withUsage returns extra with stream_options.include_usage set to true
+// unless the user set it (Python's setdefault).
+func withUsage(extra *pyjson.Object) *pyjson.Object {
+	opts := &pyjson.Object{}
+	if raw, ok := extra.Get("stream_options"); ok {
+		if o, err := pyjson.ParseObject(raw); err == nil {
+			opts = o
+		}
+	}
+	if opts.Has("include_usage") {
+		return extra
+	}
+	opts.Set("include_usage", pyjson.Bool(true))
+	out := extra.Clone()
+	out.Set("stream_options", opts.Bytes())
+	return out
+}
+
+// completedOnly keeps the records of requests that were sent and not cut
+// by the interrupt, and counts the others.
+func completedOnly(recs []record.Record) (kept []record.Record, notSent, cancelled int) {
+	kept = recs[:0:0]
+	for _, rec := range recs {
+		switch {
+		case !rec.Sent:
+			notSent++
+		case rec.ErrorKind == record.KindInterrupted:
+			cancelled++
+		default:
+			kept = append(kept, rec)
+		}
+	}
+	return kept, notSent, cancelled
+}

@@ -1,0 +1,57 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"benchserve/record"
+)
+
+// warmup sends n copies of the first row, with at most 32 output tokens and
+// the first adapter, all at once through the same concurrency limit; a
+// conversation is replayed whole. It fails when none succeeds.
+func (r *runner) warmup(ctx context.Context, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	lora := ""
+	if len(r.cfg.LoraName) > 0 {
+		lora = r.cfg.LoraName[0]
+	}
+	row := &r.rows[0]
+	out := min(row.OutputLen, 32)
+	per := max(1, len(row.Turns))
+	recs := make([]record.Record, n*per)
+	var wg sync.WaitGroup
+	epoch := time.Now()
+	for i := range n {
+		mine := recs[i*per : (i+1)*per]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if !r.acquire(ctx) {
+				mine[0].Error = "interrupted"
+				return
+			}
+			defer r.release()
+			for k := range mine {
+				mine[k].PromptLen, mine[k].InputLen = row.PromptLen, row.PromptLen
+			}
+			if row.Turns != nil {
+				r.converse(ctx, row, lora, out, mine, epoch, nil)
+			} else {
+				r.client.Do(ctx, r.input(row, out, lora), &mine[0], epoch)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range recs {
+		if recs[i].Success {
+			return nil
+		}
+	}
+	fmt.Fprintf(r.env.Stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: %s\n", recs[0].Error)
+	return failure("warmup failed: %s", recs[0].Error)
+}

@@ -1,0 +1,293 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// maxBody bounds a request body.
+const maxBody = 256 << 20
+
+// format is one wire format: how its request body reads and how its
+// replies are written.
+type format interface {
+	// idPrefix starts the request ids ("cmpl-").
+	idPrefix() string
+	// parse reads the body into j's request fields.
+	parse(s *Server, r *http.Request, body []byte, j *job) *apiError
+	// fail writes an error in the format's own error shape.
+	fail(w http.ResponseWriter, e *apiError)
+	// contentType of a streamed reply.
+	contentType() string
+	// chunk appends what one take writes to a stream: the tokens [from,
+	// from+n) (n may be 0) and, when p.done, whatever ends the stream.
+	chunk(j *job, b []byte, from, n int, p *progress) []byte
+	// whole appends the complete non-streamed reply.
+	whole(j *job, b []byte, p *progress) []byte
+}
+
+var (
+	_ format = nativeFormat{}
+	_ format = completionsFormat{}
+	_ format = chatFormat{}
+	_ format = trtFormat{}
+	_ format = embedFormat{}
+)
+
+// apiError is a request the simulator refuses.
+type apiError struct {
+	status       int
+	typ, message string
+	param        string
+}
+
+func badRequest(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, typ: "BadRequestError", message: fmt.Sprintf(format, args...)}
+}
+
+// job is one request to a generation endpoint, from parsing to the last
+// byte written.
+type job struct {
+	s       *Server
+	f       format
+	id      string
+	created int64 // Unix seconds at arrival
+	arrival time.Time
+
+	// Filled by parse.
+	model        string // as echoed in replies
+	prompt       []int
+	maxNew       int
+	ignoreEOS    bool
+	stream       bool
+	usage        bool // stream_options.include_usage
+	cacheDetails bool // return_cached_tokens_details
+	embed        bool
+	inputs       int // embeddings: how many inputs
+
+	req     *request
+	rec     *truthRec
+	closing bool   // counted in Server.closing
+	started bool   // the first stream chunk has been written
+	text    []byte // text so far, for cumulative and whole replies
+	idsJSON []byte // output ids so far, comma-separated (native)
+	outIDs  []int  // embeddings: one seed per input
+	buf     []byte
+}
+
+// generate serves every endpoint that runs a request through the engine.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, f format) {
+	j := &job{s: s, f: f, arrival: time.Now()}
+	j.created = j.arrival.Unix()
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		f.fail(w, badRequest("reading the request body: %v", err))
+		return
+	}
+	if e := f.parse(s, r, body, j); e != nil {
+		f.fail(w, e)
+		return
+	}
+	if e := s.checkLength(j); e != nil {
+		f.fail(w, e)
+		return
+	}
+	// Fault injection (a later issue) belongs here, before the request
+	// reaches the engine, and in serveStream, between chunks.
+	n := s.seq.Add(1)
+	j.id = f.idPrefix() + strconv.FormatUint(n, 10)
+	w.Header().Set("X-Request-Id", j.id)
+	j.req = newRequest(j.prompt, j.maxNew, j.ignoreEOS, j.embed, s.cfg.PageSize, mix64(uint64(s.cfg.Seed)^n<<1))
+	j.rec = newTruthRec(j.id, r.URL.Path, j.stream, s.since(j.arrival))
+	j.rec.enqueued = s.since(time.Now())
+	// A client that goes away aborts the request; the engine then ends it,
+	// which wakes the writer.
+	stop := context.AfterFunc(r.Context(), func() { s.eng.abort(j.req) })
+	s.eng.submit(j.req)
+	if j.stream {
+		j.serveStream(w, r.Context())
+	} else {
+		j.serveWhole(w, r.Context())
+	}
+	stop()
+	s.truth.add(j.rec)
+	if j.closing {
+		s.closing.Add(-1)
+	}
+}
+
+// lastWrite marks that j's last write begins: a client that has read it
+// must find j in /sim/truth.
+func (j *job) lastWrite() {
+	j.closing = true
+	j.s.closing.Add(1)
+}
+
+// checkLength rejects requests that can never run, with vLLM's message for
+// the context length.
+func (s *Server) checkLength(j *job) *apiError {
+	p, total := len(j.prompt), len(j.prompt)+j.maxNew
+	switch {
+	case p == 0:
+		return badRequest("the prompt is empty")
+	case total > s.cfg.ContextLength:
+		return badRequest("This model's maximum context length is %d tokens. However, you requested %d tokens "+
+			"(%d in the messages, %d in the completion). Please reduce the length of the messages or completion",
+			s.cfg.ContextLength, total, p, j.maxNew)
+	case total > s.cfg.KVTokens:
+		return badRequest("the request needs %d KV-cache tokens (%d prompt + %d new) but the simulator's pool "+
+			"(--max-total-tokens) holds %d", total, p, j.maxNew, s.cfg.KVTokens)
+	}
+	return nil
+}
+
+// aborted records why the engine ended j early.
+func (j *job) aborted(ctx context.Context, p *progress) {
+	if ctx.Err() != nil {
+		j.rec.err = "the client closed the connection"
+	} else {
+		j.rec.err = "the simulator shut down"
+	}
+	j.finish(p, -1)
+}
+
+func (j *job) serveStream(w http.ResponseWriter, ctx context.Context) {
+	s := j.s
+	w.Header().Set("Content-Type", j.f.contentType())
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	rc.Flush()          //nolint:errcheck // a dead connection shows up at the first chunk.
+	selfDriven := false // lockstep: the request is back with the engine
+	for {
+		from, n, p := j.req.take()
+		if n == 0 && !p.done {
+			<-j.req.notify
+			continue
+		}
+		if p.reason == finAbort {
+			j.aborted(ctx, &p)
+			return
+		}
+		b := j.f.chunk(j, j.buf[:0], from, n, &p)
+		j.buf = b
+		if p.done {
+			j.lastWrite()
+		}
+		var err error
+		t0 := time.Now()
+		if len(b) > 0 {
+			if _, err = w.Write(b); err == nil {
+				err = rc.Flush()
+			}
+		}
+		t1 := time.Now()
+		now := s.since(t1)
+		if n > 0 && err == nil {
+			j.observeChunk(now, n, int64(t1.Sub(t0)))
+		}
+		if err != nil {
+			if !p.done {
+				s.eng.abort(j.req)
+				p.reason = finAbort
+			}
+			j.rec.err = "writing the response: " + err.Error()
+			j.finish(&p, -1)
+			return
+		}
+		if p.done {
+			j.finish(&p, now)
+			return
+		}
+		if s.eng.lockstep && !selfDriven {
+			selfDriven = s.eng.selfStep(j.req)
+		}
+	}
+}
+
+func (j *job) serveWhole(w http.ResponseWriter, ctx context.Context) {
+	var p progress
+	handed := false
+	for {
+		_, _, p = j.req.take()
+		if p.done {
+			break
+		}
+		if j.s.eng.lockstep && p.avail > 0 && !handed {
+			for !handed {
+				handed = j.s.eng.selfStep(j.req)
+			}
+			continue
+		}
+		<-j.req.notify
+	}
+	if p.reason == finAbort {
+		if ctx.Err() == nil {
+			j.f.fail(w, &apiError{status: http.StatusServiceUnavailable, typ: "InternalServerError", message: "the simulator is shutting down"})
+		}
+		j.aborted(ctx, &p)
+		return
+	}
+	b := j.f.whole(j, j.buf[:0], &p)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	j.lastWrite()
+	t0 := time.Now()
+	_, err := w.Write(b)
+	if err == nil {
+		err = http.NewResponseController(w).Flush()
+	}
+	if err != nil {
+		j.rec.err = "writing the response: " + err.Error()
+		j.finish(&p, -1)
+		return
+	}
+	t1 := time.Now()
+	now := j.s.since(t1)
+	if p.avail > 0 {
+		j.observeChunk(now, p.avail, int64(t1.Sub(t0)))
+	}
+	j.finish(&p, now)
+}
+
+// observeChunk records a content chunk whose write returned at now after
+// write nanoseconds.
+func (j *job) observeChunk(now int64, tokens int, write int64) {
+	if j.rec.lastChunk >= 0 {
+		j.s.met.itl.observe(time.Duration(now - j.rec.lastChunk))
+	} else {
+		j.s.met.ttft.observe(time.Duration(now - j.rec.arrival))
+	}
+	j.rec.chunk(now, tokens, write)
+}
+
+// finish completes the truth record from the engine's progress; end is
+// when the last byte was written (-1: never).
+func (j *job) finish(p *progress, end int64) {
+	s, rec := j.s, j.rec
+	rec.end = end
+	if !p.prefillStart.IsZero() {
+		rec.prefillStart, rec.prefillEnd = s.since(p.prefillStart), s.since(p.prefillEnd)
+	}
+	rec.promptTokens, rec.cachedTokens = len(j.prompt), p.cached
+	rec.completionTokens, rec.verify = p.avail, p.verify
+	rec.finish = p.reason.String()
+	if end >= 0 {
+		s.met.e2e.observe(time.Duration(end - rec.arrival))
+	}
+	s.met.finished[p.reason].Add(1)
+}
+
+// specAcceptLength is SGLang's per-request figure: completion tokens per
+// verify step (0 when no decode step ran).
+func specAcceptLength(p *progress) float64 {
+	if p.verify == 0 {
+		return 0
+	}
+	return float64(p.avail) / float64(p.verify)
+}

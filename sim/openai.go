@@ -1,0 +1,263 @@
+package sim
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+)
+
+// oaiRequest holds the fields the OpenAI-style endpoints read.
+type oaiRequest struct {
+	Model               *string         `json:"model"`
+	Prompt              json.RawMessage `json:"prompt"`
+	Messages            json.RawMessage `json:"messages"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	IgnoreEOS                 bool            `json:"ignore_eos"`
+	N                         *int            `json:"n"`
+	LoRAPath                  json.RawMessage `json:"lora_path"`
+	ReturnCachedTokensDetails bool            `json:"return_cached_tokens_details"`
+}
+
+// parseCommon reads what completions and chat share.
+func (s *Server) parseCommon(body []byte, j *job, anyModel bool) (*oaiRequest, *apiError) {
+	var q oaiRequest
+	if e := decodeBody(body, &q); e != nil {
+		return nil, e
+	}
+	if anyModel {
+		j.model = s.cfg.Model
+		if q.Model != nil && *q.Model != "" {
+			j.model = *q.Model
+		}
+	} else {
+		m, e := s.checkModel(q.Model, q.LoRAPath)
+		if e != nil {
+			return nil, e
+		}
+		j.model = m
+	}
+	if q.N != nil && *q.N != 1 {
+		return nil, badRequest("n = %d is not supported by the simulator (only 1)", *q.N)
+	}
+	j.stream, j.ignoreEOS = q.Stream, q.IgnoreEOS
+	j.usage = q.StreamOptions != nil && q.StreamOptions.IncludeUsage
+	j.cacheDetails = q.ReturnCachedTokensDetails
+	return &q, nil
+}
+
+// completionsFormat is /v1/completions, and Truss's predict endpoint,
+// which speaks the same format.
+type completionsFormat struct{ truss bool }
+
+func (completionsFormat) idPrefix() string    { return "cmpl-" }
+func (completionsFormat) contentType() string { return "text/event-stream" }
+func (completionsFormat) fail(w http.ResponseWriter, e *apiError) {
+	writeOAIError(w, e.status, e.typ, e.message, e.param)
+}
+
+func (f completionsFormat) parse(s *Server, r *http.Request, body []byte, j *job) *apiError {
+	q, e := s.parseCommon(body, j, f.truss)
+	if e != nil {
+		return e
+	}
+	if j.prompt, e = s.prompt(q.Prompt, "prompt"); e != nil {
+		return e
+	}
+	j.maxNew, e = maxTokens(q.MaxTokens, "max_tokens", 16, 1)
+	return e
+}
+
+func (completionsFormat) chunk(j *job, b []byte, from, n int, p *progress) []byte {
+	if n > 0 {
+		b = oaiHead(b, j, "text_completion")
+		b = append(b, `null,"text":"`...)
+		b = j.s.vocab.appendText(b, j.req.seed, from, n)
+		b = append(b, "\"}]}\n\n"...)
+	}
+	if p.done {
+		b = oaiHead(b, j, "text_completion")
+		b = appendJSONString(b, p.reason.String())
+		b = append(b, `,"text":""}]`...)
+		b = j.sglext(b, p)
+		b = append(b, "}\n\n"...)
+		b = j.usageChunk(b, "text_completion", p)
+		b = append(b, "data: [DONE]\n\n"...)
+	}
+	return b
+}
+
+func (completionsFormat) whole(j *job, b []byte, p *progress) []byte {
+	b = oaiObject(b, j, "text_completion", p)
+	b = append(b, `"text":"`...)
+	b = j.s.vocab.appendText(b, j.req.seed, 0, p.avail)
+	b = append(b, `"}]`...)
+	b = j.sglext(b, p)
+	return append(b, '}')
+}
+
+// chatFormat is /v1/chat/completions.
+type chatFormat struct{}
+
+func (chatFormat) idPrefix() string    { return "chatcmpl-" }
+func (chatFormat) contentType() string { return "text/event-stream" }
+func (chatFormat) fail(w http.ResponseWriter, e *apiError) {
+	writeOAIError(w, e.status, e.typ, e.message, e.param)
+}
+
+func (chatFormat) parse(s *Server, r *http.Request, body []byte, j *job) *apiError {
+	q, e := s.parseCommon(body, j, false)
+	if e != nil {
+		return e
+	}
+	if j.prompt, e = s.messageIDs(q.Messages); e != nil {
+		return e
+	}
+	limit := q.MaxCompletionTokens
+	field := "max_completion_tokens"
+	if limit == nil {
+		limit, field = q.MaxTokens, "max_tokens"
+	}
+	// vLLM's default: whatever the context leaves.
+	j.maxNew, e = maxTokens(limit, field, max(s.cfg.ContextLength-len(j.prompt), 1), 1)
+	return e
+}
+
+func (chatFormat) chunk(j *job, b []byte, from, n int, p *progress) []byte {
+	if !j.started {
+		j.started = true
+		b = oaiHead(b, j, "chat.completion.chunk")
+		b = append(b, `null,"delta":{"role":"assistant"}}]}`+"\n\n"...)
+	}
+	if n > 0 {
+		b = oaiHead(b, j, "chat.completion.chunk")
+		b = append(b, `null,"delta":{`...)
+		b = j.chatText(b, from, n)
+		b = append(b, "}}]}\n\n"...)
+	}
+	if p.done {
+		b = oaiHead(b, j, "chat.completion.chunk")
+		b = appendJSONString(b, p.reason.String())
+		b = append(b, `,"delta":{}}]`...)
+		b = j.sglext(b, p)
+		b = append(b, "}\n\n"...)
+		b = j.usageChunk(b, "chat.completion.chunk", p)
+		b = append(b, "data: [DONE]\n\n"...)
+	}
+	return b
+}
+
+func (chatFormat) whole(j *job, b []byte, p *progress) []byte {
+	b = oaiObject(b, j, "chat.completion", p)
+	b = append(b, `"message":{"role":"assistant",`...)
+	b = j.chatText(b, 0, p.avail)
+	b = append(b, '}')
+	if j.s.eng.spec.on() {
+		b = append(b, `,"meta_info":{"spec_accept_length":`...)
+		b = appendFloat(b, specAcceptLength(p))
+		b = append(b, `,"spec_verify_ct":`...)
+		b = strconv.AppendInt(b, int64(p.verify), 10)
+		b = append(b, '}')
+	}
+	b = append(b, "}]"...)
+	b = j.sglext(b, p)
+	return append(b, '}')
+}
+
+// chatText appends the members of a delta or message for tokens
+// [from, from+n): the first --reasoning-tokens of the reply go to
+// reasoning_content, the rest to content.
+func (j *job) chatText(b []byte, from, n int) []byte {
+	v, seed, r := j.s.vocab, j.req.seed, j.s.cfg.ReasoningTokens
+	if from < r {
+		k := min(n, r-from)
+		b = append(b, `"reasoning_content":"`...)
+		b = v.appendText(b, seed, from, k)
+		b = append(b, '"')
+		from, n = from+k, n-k
+		if n == 0 {
+			return b
+		}
+		b = append(b, ',')
+	}
+	b = append(b, `"content":"`...)
+	b = v.appendText(b, seed, from, n)
+	return append(b, '"')
+}
+
+// oaiHead starts a stream chunk, up to the value of finish_reason:
+// data: {"id","model","object","created","usage":null,"choices":[{"index":0,"finish_reason":
+func oaiHead(b []byte, j *job, object string) []byte {
+	b = append(b, `data: {"id":"`...)
+	b = append(b, j.id...)
+	b = append(b, `","model":`...)
+	b = appendJSONString(b, j.model)
+	b = append(b, `,"object":"`...)
+	b = append(b, object...)
+	b = append(b, `","created":`...)
+	b = strconv.AppendInt(b, j.created, 10)
+	return append(b, `,"usage":null,"choices":[{"index":0,"finish_reason":`...)
+}
+
+// oaiObject starts a whole reply, up to the first member after
+// finish_reason in choices[0].
+func oaiObject(b []byte, j *job, object string, p *progress) []byte {
+	b = append(b, `{"id":"`...)
+	b = append(b, j.id...)
+	b = append(b, `","model":`...)
+	b = appendJSONString(b, j.model)
+	b = append(b, `,"object":"`...)
+	b = append(b, object...)
+	b = append(b, `","created":`...)
+	b = strconv.AppendInt(b, j.created, 10)
+	b = append(b, `,"usage":`...)
+	b = j.usageObject(b, p)
+	b = append(b, `,"choices":[{"index":0,"finish_reason":`...)
+	b = appendJSONString(b, p.reason.String())
+	return append(b, ',')
+}
+
+// usageChunk appends the stream_options.include_usage chunk, if asked for.
+func (j *job) usageChunk(b []byte, object string, p *progress) []byte {
+	if !j.usage {
+		return b
+	}
+	b = append(b, `data: {"id":"`...)
+	b = append(b, j.id...)
+	b = append(b, `","model":`...)
+	b = appendJSONString(b, j.model)
+	b = append(b, `,"object":"`...)
+	b = append(b, object...)
+	b = append(b, `","created":`...)
+	b = strconv.AppendInt(b, j.created, 10)
+	b = append(b, `,"usage":`...)
+	b = j.usageObject(b, p)
+	return append(b, `,"choices":[]}`+"\n\n"...)
+}
+
+func (j *job) usageObject(b []byte, p *progress) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(len(j.prompt)), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(p.avail), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(len(j.prompt)+p.avail), 10)
+	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+	b = strconv.AppendInt(b, int64(p.cached), 10)
+	return append(b, "}}"...)
+}
+
+// sglext appends SGLang's cache breakdown when the request asked for it
+// (return_cached_tokens_details); the simulator's cache is all on device.
+func (j *job) sglext(b []byte, p *progress) []byte {
+	if !j.cacheDetails {
+		return b
+	}
+	b = append(b, `,"sglext":{"cached_tokens_details":{"device":`...)
+	b = strconv.AppendInt(b, int64(p.cached), 10)
+	return append(b, `,"host":0,"storage":0,"storage_backend":null}}`...)
+}

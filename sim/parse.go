@@ -1,0 +1,154 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// decodeBody unmarshals a JSON request body, with vLLM's message on failure.
+func decodeBody(body []byte, v any) *apiError {
+	if err := json.Unmarshal(body, v); err != nil {
+		return badRequest("Failed to read and parse request body, %v", err)
+	}
+	return nil
+}
+
+// isNull reports whether raw is absent or JSON null.
+func isNull(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// prompts reads a prompt field: a string, a list of token ids, or a list
+// of either (a batch). Strings are tokenized as the client does
+// (tokenizer.Encode with special tokens).
+func (s *Server) prompts(raw json.RawMessage, field string) ([][]int, *apiError) {
+	raw = bytes.TrimSpace(raw)
+	if isNull(raw) {
+		return nil, badRequest("%s is required", field)
+	}
+	switch raw[0] {
+	case '"':
+		var text string
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return nil, badRequest("%s: %v", field, err)
+		}
+		return [][]int{s.tok.Encode(text, true)}, nil
+	case '[':
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return nil, badRequest("%s: %v", field, err)
+		}
+		if len(items) == 0 {
+			return nil, badRequest("%s array must contain at least one prompt", field)
+		}
+		if first := bytes.TrimSpace(items[0]); len(first) > 0 && (first[0] == '-' || first[0] >= '0' && first[0] <= '9') {
+			var ids []int
+			if err := json.Unmarshal(raw, &ids); err != nil {
+				return nil, badRequest("%s: a list of token ids must hold only integers: %v", field, err)
+			}
+			return [][]int{ids}, nil
+		}
+		out := make([][]int, 0, len(items))
+		for _, it := range items {
+			it = bytes.TrimSpace(it)
+			if len(it) == 0 || it[0] != '"' && it[0] != '[' {
+				return nil, badRequest("%s: each prompt of a list must be a string or a list of token ids", field)
+			}
+			p, e := s.prompts(it, field)
+			if e != nil {
+				return nil, e
+			}
+			out = append(out, p...)
+		}
+		return out, nil
+	}
+	return nil, badRequest("%s must be a string, a list of token ids, or a list of those", field)
+}
+
+// prompt is prompts for endpoints that take one prompt per request.
+func (s *Server) prompt(raw json.RawMessage, field string) ([]int, *apiError) {
+	ps, e := s.prompts(raw, field)
+	if e != nil {
+		return nil, e
+	}
+	if len(ps) > 1 {
+		return nil, badRequest("%s: a batch of %d prompts is not supported by the simulator; send one request per prompt", field, len(ps))
+	}
+	return ps[0], nil
+}
+
+// chatMessage is one OpenAI chat message; content is a string or a list of
+// parts.
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// messageIDs tokenizes the text of every message and joins the ids. No
+// chat template is applied, so prompt_tokens equals the client's count of
+// the same text; image parts count nothing.
+func (s *Server) messageIDs(raw json.RawMessage) ([]int, *apiError) {
+	if isNull(raw) {
+		return nil, badRequest("messages is required")
+	}
+	var msgs []chatMessage
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return nil, badRequest("messages: %v", err)
+	}
+	var ids []int
+	for i, m := range msgs {
+		c := bytes.TrimSpace(m.Content)
+		switch {
+		case isNull(c):
+		case c[0] == '"':
+			var text string
+			if err := json.Unmarshal(c, &text); err != nil {
+				return nil, badRequest("messages[%d].content: %v", i, err)
+			}
+			ids = append(ids, s.tok.Encode(text, true)...)
+		case c[0] == '[':
+			var parts []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			}
+			if err := json.Unmarshal(c, &parts); err != nil {
+				return nil, badRequest("messages[%d].content: %v", i, err)
+			}
+			for _, p := range parts {
+				if p.Type == "text" {
+					ids = append(ids, s.tok.Encode(p.Text, true)...)
+				}
+			}
+		default:
+			return nil, badRequest("messages[%d].content must be a string or a list of parts", i)
+		}
+	}
+	return ids, nil
+}
+
+// checkModel accepts the served model name (or none), and any name sent
+// together with a lora_path, as benchserve does for LoRA adapters (the
+// simulator does not model adapters). It returns the name to echo.
+func (s *Server) checkModel(model *string, lora json.RawMessage) (string, *apiError) {
+	switch {
+	case model == nil || *model == "" || *model == s.cfg.Model:
+		return s.cfg.Model, nil
+	case !isNull(lora):
+		return *model, nil
+	}
+	return "", &apiError{status: http.StatusNotFound, typ: "NotFoundError", message: fmt.Sprintf("The model `%s` does not exist.", *model)}
+}
+
+// maxTokens applies a max-token field: def when absent, else at least min.
+func maxTokens(v *int, field string, def, minimum int) (int, *apiError) {
+	if v == nil {
+		return def, nil
+	}
+	if *v < minimum {
+		return 0, badRequest("%s must be at least %d, got %d.", field, minimum, *v)
+	}
+	return *v, nil
+}
