@@ -93,10 +93,18 @@ func (r *runner) dispatch(ctx, inflight context.Context, recs []record.Record, s
 		mine := recs[k : k+max(1, len(row.Turns))]
 		k += len(mine)
 		deadline := start.Add(r.slots[i].At)
+		// The pacer's lag is how late it released a request it was free
+		// to release on time: from the deadline, or from when the
+		// dispatcher got back to it if later (a burst, or a full
+		// concurrency limit, holds it up on purpose).
+		ready := time.Now()
 		if !schedule.WaitUntil(ctx, deadline) {
 			continue // not sent: the run was interrupted
 		}
-		check.lags = append(check.lags, time.Since(deadline).Seconds())
+		if deadline.After(ready) {
+			ready = deadline
+		}
+		check.lags = append(check.lags, time.Since(ready).Seconds())
 		if !r.acquire(ctx) {
 			continue
 		}

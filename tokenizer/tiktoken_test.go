@@ -1,12 +1,16 @@
 package tokenizer
 
 import (
+	"compress/gzip"
+	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"unicode"
 	"unicode/utf8"
+
+	tk "github.com/tiktoken-go/tokenizer"
 )
 
 func mustLoad(t testing.TB, name string) Tokenizer {
@@ -21,7 +25,7 @@ func mustLoad(t testing.TB, name string) Tokenizer {
 func TestLoadUnsupported(t *testing.T) {
 	for _, name := range []string{"meta-llama/Llama-3.1-8B-Instruct", "", "O200K_BASE", "p50k_base", "gpt2"} {
 		_, err := Load(name)
-		want := `tokenizer "` + name + `": not supported yet: use --tokenizer o200k_base`
+		want := `tokenizer "` + name + `": not a built-in encoding (o200k_base, cl100k_base, or an OpenAI model name); use Resolve for Hugging Face tokenizers`
 		if err == nil || err.Error() != want {
 			t.Errorf("Load(%q) error = %v, want %q", name, err, want)
 		}
@@ -68,8 +72,6 @@ func TestEncodeKnownIDs(t *testing.T) {
 		{"cl100k_base", "a\x7fb", []int{64, 221, 65}},
 		{"o200k_base", "\x7f\x7f del\x7f!", []int{221, 221, 1083, 221, 0}},
 		{"cl100k_base", "\x7f\x7f del\x7f!", []int{221, 221, 1624, 221, 0}},
-		// Every stand-in present: DEL is still found (the last stand-in is free).
-		{"cl100k_base", delStandIns[:len(delStandIns)-1] + "\x7f", append(allButLastStandIn(), 221)},
 		{"o200k_base", "<|endoftext|>", []int{27, 91, 419, 1440, 919, 91, 29}},
 		{"cl100k_base", "<|endoftext|>", []int{27, 91, 8862, 728, 428, 91, 29}},
 	}
@@ -86,35 +88,38 @@ func TestEncodeKnownIDs(t *testing.T) {
 	}
 }
 
-// allButLastStandIn is the cl100k_base ids of delStandIns but the last one,
-// each a one-byte token: bytes 0x00-0x20 are ids 188-220.
-func allButLastStandIn() []int {
-	var ids []int
-	for _, b := range []byte(delStandIns[:len(delStandIns)-1]) {
-		ids = append(ids, 188+int(b))
+// TestTiktokenGolden compares with OpenAI's tiktoken itself: ids written
+// by tools/tokgolden/tiktoken.js (tiktoken's Rust code through its WASM
+// build) for a generated corpus. tiktoken-go, whose vocabulary we use, is not
+// the oracle: its generated regex matcher drops U+007F and splits some runs
+// of whitespace differently from the regex.
+func TestTiktokenGolden(t *testing.T) {
+	f, err := os.Open("testdata/golden/tiktoken.json.gz")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return ids
-}
-
-// TestDelStandIns checks what replaceDEL relies on: DEL and each stand-in
-// fall in the same classes of the split pattern, and no token of two or more
-// bytes holds any of them.
-func TestDelStandIns(t *testing.T) {
-	class := func(r rune) [5]bool {
-		return [5]bool{unicode.IsControl(r), unicode.IsSpace(r), unicode.IsLetter(r), unicode.IsNumber(r), unicode.IsMark(r)}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
 	}
-	bytes := delStandIns + "\x7f"
-	for _, b := range []byte(bytes) {
-		if class(rune(b)) != class(0x7f) {
-			t.Errorf("%q is not in the same classes as DEL", b)
-		}
+	var g struct {
+		Texts []string           `json:"texts"`
+		IDs   map[string][][]int `json:"ids"`
 	}
-	for _, name := range []string{"o200k_base", "cl100k_base"} {
+	if err := json.NewDecoder(zr).Decode(&g); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range g.IDs {
 		tok := mustLoad(t, name)
-		for id := range tok.VocabSize() {
-			s := tok.Decode([]int{id})
-			if len(s) > 1 && strings.ContainsAny(s, bytes) {
-				t.Errorf("%s: token %d %q holds DEL or a stand-in", name, id, s)
+		bad := 0
+		for i, text := range g.Texts {
+			if got := tok.Encode(text, false); !slices.Equal(got, want[i]) && bad < 5 {
+				bad++
+				t.Errorf("%s %q: %v, tiktoken %v", name, text, got, want[i])
+			}
+			if n := tok.Count(text); n != len(want[i]) {
+				t.Errorf("%s Count(%q) = %d, tiktoken %d", name, text, n, len(want[i]))
 			}
 		}
 	}
@@ -138,7 +143,7 @@ func TestVocabSizeDense(t *testing.T) {
 		if n < 100000 {
 			t.Fatalf("%s: VocabSize %d", name, n)
 		}
-		dec := tok.(*tiktoken).enc.dec
+		dec, _ := tk.Get(tk.Encoding(name))
 		for id := range n {
 			if s, err := dec.Decode([]uint{uint(id)}); err != nil || s == "" {
 				t.Fatalf("%s: id %d decodes to %q, %v", name, id, s, err)
@@ -361,4 +366,14 @@ func BenchmarkDecode(b *testing.B) {
 		tok.Decode(ids)
 	}
 	b.ReportMetric(float64(len(ids))*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// TestLibraryVocab pins the shortcut into tiktoken-go's table: if a new
+// library version moved it, this says so (Load still works, more slowly).
+func TestLibraryVocab(t *testing.T) {
+	c, _ := tk.Get(tk.O200kBase)
+	m := libraryVocab(c)
+	if len(m) < 199998 || m["hello"] != 24912 {
+		t.Errorf("libraryVocab found %d entries, hello=%d", len(m), m["hello"])
+	}
 }

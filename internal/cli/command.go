@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	"benchserve/bench"
 )
@@ -34,12 +35,23 @@ func Main(ctx context.Context, args []string, pio IO) int {
 		pio.Getenv = os.Getenv
 	}
 	pio.Stdout, pio.Stderr = bench.Locked(pio.Stdout), bench.Locked(pio.Stderr)
+	// BENCHSERVE_CPUPROFILE names a file for a CPU profile of the whole
+	// command, for finding where the client's own time goes.
+	if path := pio.Getenv("BENCHSERVE_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
+		}
+	}
 	if len(args) > 0 {
 		switch args[0] {
 		case "sim":
 			return SimMain(ctx, args[1:], pio)
 		case "tokenize":
 			return TokenizeMain(ctx, args[1:], pio)
+		case "calibrate":
+			return CalibrateMain(ctx, args[1:], pio)
 		}
 	}
 	cfg, given, err := ParseGiven(args)

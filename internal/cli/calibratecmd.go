@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"benchserve/bench"
+	"benchserve/internal/argparse"
+	"benchserve/internal/calibrate"
+)
+
+// CalibrateMain runs "benchserve calibrate": the client against the
+// simulator's truth, each in its own process.
+func CalibrateMain(ctx context.Context, args []string, pio IO) int {
+	p := argparse.New("benchserve calibrate", "Measure benchserve's own error against the simulator's truth, and its cost.")
+	g := p.Group("Calibration")
+	g.Add(argparse.Option{Name: "--backend", Type: argparse.Str, Default: "vllm", Choices: []string{"sglang", "sglang-oai", "sglang-oai-chat", "vllm", "vllm-chat"}, Help: "Client backend (API) to measure."})
+	g.Add(argparse.Option{Name: "--concurrency", Type: argparse.Int, Nargs: argparse.OneOrMore, Default: []any{1, 10, 100, 500, 1000}, Help: "Concurrency levels of the matrix."})
+	g.Add(argparse.Option{Name: "--ttft-ms", Type: argparse.Float, Default: 50.0, Help: "The simulator's time to first token."})
+	g.Add(argparse.Option{Name: "--itl-ms", Type: argparse.Float, Default: 10.0, Help: "The simulator's time between tokens."})
+	g.Add(argparse.Option{Name: "--output-len", Type: argparse.Int, Default: 100, Help: "Tokens per request."})
+	g.Add(argparse.Option{Name: "--per-stream", Type: argparse.Int, Default: 2, Help: "Requests per concurrency slot (at least 10 requests in all)."})
+	g.Add(argparse.Option{Name: "--throughput-requests", Type: argparse.Int, Default: 2500, Help: "Requests of the throughput run (0 skips it)."})
+	g.Add(argparse.Option{Name: "--throughput-concurrency", Type: argparse.Int, Default: 256, Help: "Concurrency of the throughput run."})
+	g.Add(argparse.Option{Name: "--throughput-output-len", Type: argparse.Int, Default: 96, Help: "Output tokens per request of the throughput run."})
+	ns, err := p.Parse(args)
+	if err != nil {
+		if errors.Is(err, argparse.ErrHelp) {
+			err = &HelpRequested{Text: p.Help(columns())}
+		} else {
+			err = &UsageError{Msg: err.Error()}
+		}
+		code, _ := parseOutcome(err, pio)
+		return code
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return exitCode(&bench.ExitError{Code: bench.ExitFailure, Msg: "calibrate: cannot find the benchserve binary: " + err.Error()}, pio.Stderr)
+	}
+	var conc []int
+	for _, v := range ns.Get("concurrency").([]any) {
+		conc = append(conc, v.(int))
+	}
+	ms := func(k string) time.Duration { return time.Duration(ns.Get(k).(float64) * float64(time.Millisecond)) }
+	err = calibrate.Run(ctx, calibrate.Options{
+		Exe: exe, Backend: ns.Get("backend").(string),
+		TTFT: ms("ttft_ms"), ITL: ms("itl_ms"), OutputLen: ns.Get("output_len").(int),
+		Concurrency: conc, PerStream: ns.Get("per_stream").(int),
+		ThroughputRequests:    ns.Get("throughput_requests").(int),
+		ThroughputConcurrency: ns.Get("throughput_concurrency").(int),
+		ThroughputOutputLen:   ns.Get("throughput_output_len").(int),
+		Out:                   pio.Stdout,
+	})
+	if err != nil {
+		return exitCode(&bench.ExitError{Code: bench.ExitFailure, Msg: "calibrate: " + err.Error()}, pio.Stderr)
+	}
+	return bench.ExitOK
+}
