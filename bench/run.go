@@ -287,6 +287,17 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 	return r.run(ctx, parent, outFile)
 }
 
+func floats(v []float64) []byte {
+	b := []byte{'['}
+	for i, f := range v {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = pyjson.AppendFloat(b, f)
+	}
+	return append(b, ']')
+}
+
 // errorKinds counts the failed records by kind, as a JSON object in the
 // order the kinds first appear.
 func errorKinds(recs []record.Record) []byte {
@@ -471,6 +482,18 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 		Extra:             checked.extra(sum.Failed),
 	}
 	run.Extra.Set("errors_by_kind", errorKinds(recs))
+	// The run's start on the wall clock, to line records up with server
+	// logs (each record's send time is an offset from it).
+	run.Extra.Set("benchmark_start_unix", pyjson.Float(float64(start.UnixNano())/1e9))
+	if cfg.OutputDetails {
+		ids := make([]string, len(recs))
+		starts := make([]float64, len(recs))
+		for i := range recs {
+			ids[i], starts[i] = recs[i].ID, recs[i].Start
+		}
+		run.Extra.Set("request_ids", pyjson.Strings(ids))
+		run.Extra.Set("send_times", floats(starts))
+	}
 	if stopped {
 		run.Extra.Set("interrupted", pyjson.Bool(true))
 		run.Extra.Set("not_sent", pyjson.Int(notSent))
