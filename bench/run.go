@@ -411,14 +411,19 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 	}
 	fmt.Fprintf(out, "Warmup completed with %d sequences. Starting main benchmark run...\n", n)
 
-	if cfg.FlushCache || (strings.Contains(cfg.Backend, "sglang") && truthy(r.env.Getenv("SGLANG_IS_IN_CI"))) {
+	flush := cfg.FlushCache || (strings.Contains(cfg.Backend, "sglang") && truthy(r.env.Getenv("SGLANG_IS_IN_CI")))
+	if flush {
 		if err := r.ctl.flush(ctx, cfg.Backend, cfg.FlushCacheTimeout); err != nil {
 			return nil, failure("%v", err)
 		}
 	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(time.Second):
+	// The reference pauses 1 s here so the server settles after the
+	// warmup and the flush; with neither there is nothing to settle.
+	if n > 0 || flush {
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
 	}
 	prof := &profiler{cfg: cfg, ctl: r.ctl, out: out, getenv: r.env.Getenv}
 	prof.start(ctx)

@@ -190,7 +190,7 @@ func TestLoadErrors(t *testing.T) {
 		env  func(*Env)
 		want string
 	}{
-		{"unknown dataset", Params{Name: "mooncake"}, nil, "--dataset-name mooncake: not supported yet"},
+		{"unknown dataset", Params{Name: "autobench"}, nil, "--dataset-name autobench: unknown dataset"},
 		{"output len too small", Params{Name: "sharegpt", Path: good, NumPrompts: 1, SharegptOutputLen: intp(3)}, nil,
 			"--sharegpt-output-len 3: too small"},
 		{"tokenize sharegpt", Params{Name: "sharegpt", Path: good, NumPrompts: 1, TokenizePrompt: true}, nil, "--tokenize-prompt"},

@@ -3,9 +3,288 @@ package dataset
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"benchserve/tokenizer"
 )
 
-// loadImage is not written yet.
+// imageRes is --image-resolution: one size, or bounds each image's size is
+// drawn from.
+type imageRes struct {
+	random     bool
+	minW, minH int
+	maxW, maxH int
+}
+
+// resolutionPresets are the named sizes, width × height.
+var resolutionPresets = map[string][2]int{
+	"4k": {3840, 2160}, "1080p": {1920, 1080}, "720p": {1280, 720}, "360p": {640, 360},
+}
+
+// maxImagePixels bounds one image (8K is 33 Mpx), so that a typo fails
+// with a message rather than by running out of memory.
+const maxImagePixels = 100_000_000
+
+const resolutionHelp = "choose from 4k, 1080p, 720p, 360p, HEIGHTxWIDTH (e.g. 1080x1920) or random:<min_h>x<min_w>-<max_h>x<max_w>"
+
+// parseFixedRes is the reference's parse_image_resolution: a preset, or
+// HEIGHTxWIDTH in digits; it returns width and height.
+func parseFixedRes(s string) (w, h int, ok bool) {
+	if wh, ok := resolutionPresets[s]; ok {
+		return wh[0], wh[1], true
+	}
+	hs, ws, found := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "x")
+	if !found || !allDigits(hs) || !allDigits(ws) {
+		return 0, 0, false
+	}
+	h, err1 := strconv.Atoi(hs)
+	w, err2 := strconv.Atoi(ws)
+	if err1 != nil || err2 != nil || h <= 0 || w <= 0 {
+		return 0, 0, false
+	}
+	return w, h, true
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseImageRes parses --image-resolution.
+func parseImageRes(s string) (imageRes, error) {
+	bad := func(why string) (imageRes, error) {
+		return imageRes{}, fmt.Errorf("--image-resolution %s: %s", s, why)
+	}
+	var r imageRes
+	if t := strings.TrimSpace(s); strings.HasPrefix(strings.ToLower(t), "random:") {
+		lo, hi, found := strings.Cut(t[len("random:"):], "-")
+		if !found {
+			return bad("a random resolution is random:<min_h>x<min_w>-<max_h>x<max_w>, for example random:256x256-1024x1024")
+		}
+		var ok1, ok2 bool
+		r.minW, r.minH, ok1 = parseFixedRes(lo)
+		r.maxW, r.maxH, ok2 = parseFixedRes(hi)
+		switch {
+		case !ok1 || !ok2:
+			return bad("unsupported bound; " + resolutionHelp)
+		case r.minW > r.maxW || r.minH > r.maxH:
+			return bad("the minimum exceeds the maximum")
+		}
+		r.random = true
+	} else {
+		w, h, ok := parseFixedRes(s)
+		if !ok {
+			return bad("unsupported resolution; " + resolutionHelp)
+		}
+		r.minW, r.minH, r.maxW, r.maxH = w, h, w, h
+	}
+	if r.maxW > maxImagePixels/r.maxH {
+		return bad(fmt.Sprintf("%dx%d is more than %d pixels per image", r.maxH, r.maxW, maxImagePixels))
+	}
+	return r, nil
+}
+
+// loadImage is sample_image_requests: random text of --random-input-len
+// tokens with --image-count generated pictures per request.
 func loadImage(ctx context.Context, p Params, env Env) ([]Row, error) {
-	return nil, fmt.Errorf("--dataset-name %s: not supported yet", p.Name)
+	if p.TokenizePrompt {
+		return nil, fmt.Errorf("--tokenize-prompt: not supported by --dataset-name image (only random and random-ids)")
+	}
+	raw, err := mmRawText("image", p.Backend)
+	if err != nil {
+		return nil, err
+	}
+	if p.ImageCount < 1 {
+		return nil, fmt.Errorf("--image-count %d: must be at least 1", p.ImageCount)
+	}
+	if p.ImageFormat != "jpeg" && p.ImageFormat != "png" {
+		return nil, fmt.Errorf("--image-format %s: choose jpeg or png", p.ImageFormat)
+	}
+	if p.ImageContent != "random" && p.ImageContent != "blank" {
+		return nil, fmt.Errorf("--image-content %s: choose random or blank", p.ImageContent)
+	}
+	res, err := parseImageRes(p.ImageResolution)
+	if err != nil {
+		return nil, err
+	}
+	n := p.NumPrompts
+
+	counts := make([]int, n)
+	total := 0
+	for i := range counts {
+		counts[i] = p.ImageCount
+		if p.RandomImageCount {
+			counts[i] = int(env.NP.RandInt(1, int64(p.ImageCount)+1))
+		}
+		total += counts[i]
+	}
+	if res.maxW*res.maxH >= 1920*1080 && total >= 100 {
+		fmt.Fprintf(env.Out, "Warning: High resolution (up to %dx%d) with %d total images may take a long time. Consider reducing resolution or image count.\n",
+			res.maxW, res.maxH, total)
+	}
+	inLens, err := randomLens(env.NP, p.RandomInputLen, p.RandomRangeRatio, n, "--random-input-len")
+	if err != nil {
+		return nil, err
+	}
+	outLens, err := randomLens(env.NP, p.RandomOutputLen, p.RandomRangeRatio, n, "--random-output-len")
+	if err != nil {
+		return nil, err
+	}
+
+	vision, err := loadVision(ctx, p, env)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(env.Out, "Vision tokens: %s.\n", vision.desc)
+	b := newMMRows(env.Tok, vision, raw, env.Out)
+
+	imgs, err := makeImages(ctx, imageSpec{format: p.ImageFormat, blank: p.ImageContent == "blank", res: res}, total, env.NP)
+	if err != nil {
+		return nil, fmt.Errorf("--dataset-name image: encoding an image: %v", err)
+	}
+	texts, err := mmTexts(env, b.padID, inLens)
+	if err != nil {
+		return nil, err
+	}
+
+	rows := make([]Row, n)
+	starts := make([]int, n+1)
+	for i, c := range counts {
+		starts[i+1] = starts[i] + c
+	}
+	parallel(n, workers, func(i int) {
+		rows[i] = b.row(texts[i], imgs[starts[i]:starts[i+1]], outLens[i])
+	})
+	printImageStats(env, p, rows, counts, inLens, imgs, res.random)
+	return rows, ctx.Err()
+}
+
+// mmTexts is gen_mm_prompt for each length: ids drawn with Python's
+// random.choices from the vocabulary without the special ids and the image
+// placeholder, then decoded. The reference's pool follows get_vocab()'s
+// order, which Python does not fix; ours is ascending ids.
+func mmTexts(env Env, padID int, lens []int) ([]string, error) {
+	pool := mmTextPool(env.Tok, padID)
+	if len(pool) == 0 && slices.ContainsFunc(lens, func(n int) bool { return n > 0 }) {
+		return nil, fmt.Errorf("tokenizer %s: no token ids left to build prompts from", env.Tok.Name())
+	}
+	picks := make([][]int, len(lens))
+	for i, n := range lens {
+		picks[i] = env.Py.Choices(len(pool), n)
+	}
+	texts := make([]string, len(lens))
+	parallel(len(lens), workers, func(i int) {
+		ids := picks[i]
+		for j, k := range ids {
+			ids[j] = pool[k]
+		}
+		texts[i] = env.Tok.Decode(ids)
+		picks[i] = nil
+	})
+	return texts, nil
+}
+
+// specialIDer is the part of a Hugging Face tokenizer that lists special
+// and added tokens.
+type specialIDer interface {
+	SpecialIDs() []int
+	AddedTokens() map[string]int
+}
+
+// mmTextPool is the ids gen_mm_prompt draws from.
+func mmTextPool(tok tokenizer.Tokenizer, padID int) []int {
+	skip := map[int]bool{}
+	if padID >= 0 {
+		skip[padID] = true
+	}
+	var added []int
+	if s, ok := tok.(specialIDer); ok {
+		for _, id := range s.SpecialIDs() {
+			skip[id] = true
+		}
+		for _, id := range s.AddedTokens() {
+			if id >= tok.VocabSize() {
+				added = append(added, id)
+			}
+		}
+		slices.Sort(added)
+		added = slices.Compact(added)
+	}
+	pool := make([]int, 0, tok.VocabSize()+len(added))
+	for id := range tok.VocabSize() {
+		if !skip[id] {
+			pool = append(pool, id)
+		}
+	}
+	for _, id := range added {
+		if !skip[id] {
+			pool = append(pool, id)
+		}
+	}
+	return pool
+}
+
+// printImageStats prints what the reference prints after building the
+// image rows.
+func printImageStats(env Env, p Params, rows []Row, counts, inLens []int, imgs []mmImage, randomRes bool) {
+	w := env.Out
+	in, out := make([]int, len(rows)), make([]int, len(rows))
+	textLens, visionLens, overhead := make([]int, len(rows)), make([]int, len(rows)), make([]int, len(rows))
+	for i, r := range rows {
+		in[i], out[i] = r.PromptLen, r.OutputLen
+		textLens[i], visionLens[i] = r.TextPromptLen, r.VisionPromptLen
+		overhead[i] = r.TextPromptLen - inLens[i]
+	}
+	printSums(w, in, out)
+	fmt.Fprintf(w, "#Total images: %d\n", len(imgs))
+	if p.RandomImageCount && len(counts) > 0 {
+		fmt.Fprintf(w, "#Images per request: min=%d, max=%d, mean=%.2f\n", slices.Min(counts), slices.Max(counts), meanInts(counts))
+	} else {
+		fmt.Fprintf(w, "#Images per request: %d (fixed)\n", p.ImageCount)
+	}
+	if randomRes && len(imgs) > 0 {
+		ws, hs := make([]int, len(imgs)), make([]int, len(imgs))
+		for i, img := range imgs {
+			ws[i], hs[i] = img.w, img.h
+		}
+		fmt.Fprintf(w, "#Image resolution: min=%dx%d, max=%dx%d, mean=%.1fx%.1f\n",
+			slices.Min(ws), slices.Min(hs), slices.Max(ws), slices.Max(hs), meanInts(ws), meanInts(hs))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\n=== Token Breakdown (per request avg / total) ===")
+	for _, f := range []struct {
+		label string
+		vals  []int
+	}{
+		{"Raw text prompt tokens (without overhead)", inLens},
+		{"Text prompt tokens (with chat template)", textLens},
+		{"Text prompt overhead", overhead},
+		{"Vision tokens", visionLens},
+	} {
+		fmt.Fprintf(w, "  %s: avg=%.1f, total=%s\n", f.label, meanInts(f.vals), npSum(f.vals))
+	}
+	bytes := 0
+	for _, img := range imgs {
+		bytes += len(img.uri)
+	}
+	fmt.Fprintf(w, "\nCreated %d %s %s images with average %d bytes per request\n", len(rows), p.ImageContent, p.ImageFormat, bytes/len(rows))
+}
+
+func meanInts(v []int) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += float64(x)
+	}
+	return s / float64(len(v))
 }

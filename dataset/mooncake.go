@@ -1,11 +1,314 @@
 package dataset
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"benchserve/internal/pyjson"
+	"benchserve/tokenizer"
 )
 
-// loadMooncake is not written yet.
+// MooncakeBaseURL is where the Mooncake traces are published.
+const MooncakeBaseURL = "https://raw.githubusercontent.com/kvcache-ai/Mooncake/main/FAST25-release"
+
+// mooncakeFiles are the traces' paths under MooncakeBaseURL by workload.
+var mooncakeFiles = map[string]string{
+	"mooncake":     "arxiv-trace/mooncake_trace.jsonl",
+	"conversation": "traces/conversation_trace.jsonl",
+	"synthetic":    "traces/synthetic_trace.jsonl",
+	"toolagent":    "traces/toolagent_trace.jsonl",
+}
+
+// mooncakeDefaultOutput is the output length of a record without one.
+const mooncakeDefaultOutput = 256
+
+// traceRecord is one line of a Mooncake trace.
+type traceRecord struct {
+	timestamp float64 // ms
+	outputLen int
+	hashIDs   []int64
+}
+
+// loadMooncake replays a Mooncake trace (get_mooncake_request_over_time):
+// each of the first --num-prompts records is a session of
+// --mooncake-num-rounds rounds, all sent at the record's timestamp (bench
+// sorts the rows by it and stretches the times by
+// --mooncake-slowdown-factor). Round i adds the user message
+// "Round {i+1}: {base}" to the history, and the history with an assistant
+// placeholder for each earlier round is the prompt: the chat template's
+// text for the completion and native backends, the messages themselves for
+// the chat backends.
 func loadMooncake(ctx context.Context, p Params, env Env) ([]Row, error) {
-	return nil, fmt.Errorf("--dataset-name %s: not supported yet", p.Name)
+	if _, ok := mooncakeFiles[p.MooncakeWorkload]; !ok {
+		return nil, fmt.Errorf("--mooncake-workload %s: choose from mooncake, conversation, synthetic, toolagent", p.MooncakeWorkload)
+	}
+	if p.MooncakeNumRounds < 1 {
+		return nil, fmt.Errorf("--mooncake-num-rounds %d: must be at least 1", p.MooncakeNumRounds)
+	}
+	path, label, err := mooncakePath(ctx, p, env)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := readTrace(path, label, p.NumPrompts)
+	if err != nil {
+		return nil, err
+	}
+	chat := isChatBackend(p.Backend)
+	templater, _ := env.Tok.(tokenizer.ChatTemplater)
+	rounds := p.MooncakeNumRounds
+	rows := make([]Row, len(recs)*rounds)
+	special := env.Tok.NumSpecialTokensToAdd()
+	var (
+		tmplErr  error
+		tmplOnce sync.Once
+	)
+	parallel(len(recs), workers, func(i int) {
+		rec := recs[i]
+		base := mooncakeQuery(rec.hashIDs)
+		placeholder := strings.TrimSuffix(strings.Repeat("story ", rec.outputLen), " ")
+		var history []tokenizer.Message
+		for k := range rounds {
+			history = append(history, tokenizer.Message{Role: "user", Content: "Round " + strconv.Itoa(k+1) + ": " + base})
+			text, err := "", error(nil)
+			if templater != nil {
+				text, err = templater.ApplyChatTemplate(history, tokenizer.ChatOptions{AddGenerationPrompt: true})
+			}
+			if templater == nil || err != nil {
+				if err != nil {
+					tmplOnce.Do(func() { tmplErr = err })
+				}
+				text = roleLines(history)
+			}
+			r := &rows[i*rounds+k]
+			r.PromptLen = env.Tok.Count(text) + special
+			r.TextPromptLen = r.PromptLen
+			r.OutputLen = rec.outputLen
+			r.Timestamp, r.HasTimestamp = rec.timestamp, true
+			if chat {
+				r.Messages = messagesJSON(history)
+			} else {
+				r.Text = text
+			}
+			history = append(history, tokenizer.Message{Role: "assistant", Content: placeholder})
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if tmplErr != nil {
+		fmt.Fprintf(env.Out, "Chat template failed (%v); prompts are \"role: content\" lines instead\n", tmplErr)
+	}
+	in, out := make([]int, len(rows)), make([]int, len(rows))
+	for i, r := range rows {
+		in[i], out[i] = r.PromptLen, r.OutputLen
+	}
+	span := 0.0
+	if len(recs) > 0 {
+		lo, hi := recs[0].timestamp, recs[0].timestamp
+		for _, r := range recs {
+			lo, hi = math.Min(lo, r.timestamp), math.Max(hi, r.timestamp)
+		}
+		span = (hi - lo) / 1000
+	}
+	fmt.Fprintf(env.Out, "#Sessions: %d, rounds per session: %d, trace span: %.3f s (from %s)\n", len(recs), rounds, span, label)
+	printSums(env.Out, in, out)
+	return rows, nil
+}
+
+// isChatBackend reports whether backend sends OpenAI chat messages.
+func isChatBackend(backend string) bool {
+	return backend == "sglang-oai-chat" || backend == "vllm-chat" || backend == "lmdeploy-chat"
+}
+
+// mooncakeQuery is the session's base query: each hash id followed by 128
+// "hi"s, all run together, then the request for a story.
+func mooncakeQuery(ids []int64) string {
+	hi := strings.TrimSuffix(strings.Repeat("hi ", 128), " ")
+	var b strings.Builder
+	for _, id := range ids {
+		b.WriteString(strconv.FormatInt(id, 10))
+		b.WriteString(hi)
+	}
+	b.WriteString("Tell me a story based on this context.")
+	return b.String()
+}
+
+// roleLines is the reference's prompt when the chat template fails.
+func roleLines(ms []tokenizer.Message) string {
+	var b strings.Builder
+	for i, m := range ms {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(m.Role)
+		b.WriteString(": ")
+		b.WriteString(m.Content)
+	}
+	return b.String()
+}
+
+// messagesJSON writes ms as json.dumps writes a list of role/content dicts.
+func messagesJSON(ms []tokenizer.Message) []byte {
+	b := []byte{'['}
+	for i, m := range ms {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, `{"role": `...)
+		b = pyjson.AppendString(b, m.Role)
+		b = append(b, `, "content": `...)
+		b = pyjson.AppendString(b, m.Content)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// mooncakePath is the trace to read: --dataset-path, else the workload's
+// trace in the cache directory. As in the reference, a missing file is
+// downloaded, to --dataset-path when it is given.
+func mooncakePath(ctx context.Context, p Params, env Env) (path, label string, err error) {
+	path, label = p.Path, "--dataset-path "+p.Path
+	if path == "" {
+		dir := env.CacheDir
+		if dir == "" {
+			if dir, err = os.UserCacheDir(); err != nil {
+				return "", "", fmt.Errorf("--mooncake-workload %s: no cache directory to keep the trace in (%v); pass --dataset-path with a local copy", p.MooncakeWorkload, err)
+			}
+			dir = filepath.Join(dir, "benchserve")
+		}
+		path = filepath.Join(dir, "mooncake", p.MooncakeWorkload+"_trace.jsonl")
+		label = "trace " + path
+	}
+	if _, err := os.Stat(path); err == nil {
+		return path, label, nil
+	}
+	base := env.TraceBaseURL
+	if base == "" {
+		base = MooncakeBaseURL
+	}
+	url := strings.TrimRight(base, "/") + "/" + mooncakeFiles[p.MooncakeWorkload]
+	fmt.Fprintf(env.Out, "Downloading %s to %s\n", url, path)
+	if err := download(ctx, env.HTTP, url, path); err != nil {
+		return "", "", fmt.Errorf("--mooncake-workload %s: %s is missing and downloading %s failed: %v; pass --dataset-path with a local copy of the trace",
+			p.MooncakeWorkload, path, url, err)
+	}
+	return path, label, nil
+}
+
+// download fetches url into path through a temporary file, so that an
+// interrupted download leaves nothing behind.
+func download(ctx context.Context, client *http.Client, url, path string) error {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %s", resp.Status)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".download-*")
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(tmp, resp.Body)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// readTrace reads the first n records of a trace, as the reference's
+// records[:n]; the lines after them are not read.
+func readTrace(path, label string, n int) ([]traceRecord, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", label, unwrapPath(err))
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s: is a directory, not a JSONL trace", label)
+	}
+	var recs []traceRecord
+	r := bufio.NewReaderSize(f, 1<<16)
+	for line := 1; len(recs) < n; line++ {
+		data, rerr := r.ReadBytes('\n')
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return nil, fmt.Errorf("%s: line %d: %v", label, line, rerr)
+		}
+		if len(bytes.TrimSpace(data)) > 0 {
+			rec, err := parseTraceLine(data)
+			if err != nil {
+				return nil, fmt.Errorf("%s: line %d: %v", label, line, err)
+			}
+			recs = append(recs, rec)
+		}
+		if rerr != nil {
+			break
+		}
+	}
+	return recs, nil
+}
+
+func parseTraceLine(data []byte) (traceRecord, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return traceRecord{}, fmt.Errorf("invalid JSON object: %v", err)
+	}
+	rec := traceRecord{outputLen: mooncakeDefaultOutput}
+	ts, ok := m["timestamp"]
+	if !ok {
+		return rec, errors.New("field timestamp: missing")
+	}
+	if err := json.Unmarshal(ts, &rec.timestamp); err != nil || string(ts) == "null" {
+		return rec, fmt.Errorf("field timestamp: want a number of milliseconds, got %s", ts)
+	}
+	if raw, ok := m["output_length"]; ok {
+		var v float64
+		if err := json.Unmarshal(raw, &v); err != nil || string(raw) == "null" || v != math.Trunc(v) || v < 0 || v > 1<<31 {
+			return rec, fmt.Errorf("field output_length: want a whole number of tokens, got %s", raw)
+		}
+		rec.outputLen = int(v)
+	}
+	if raw, ok := m["hash_ids"]; ok {
+		if err := json.Unmarshal(raw, &rec.hashIDs); err != nil {
+			return rec, fmt.Errorf("field hash_ids: want a list of integers, got %s", clip(raw))
+		}
+	}
+	return rec, nil
+}
+
+// clip shortens raw JSON for an error message.
+func clip(raw []byte) string {
+	if len(raw) > 60 {
+		return string(raw[:57]) + "..."
+	}
+	return string(raw)
 }

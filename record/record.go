@@ -7,6 +7,8 @@ package record
 type Record struct {
 	// Seq is the dispatch order, from 0.
 	Seq int
+	// ID is the server's X-Request-Id response header, when it sends one.
+	ID string
 	// Intended is when the schedule meant the request to leave, and Start when
 	// it actually left (after its concurrency slot was taken), both in seconds
 	// since the run's epoch, a monotonic instant taken before the first request.

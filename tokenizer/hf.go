@@ -90,25 +90,24 @@ func ParseHF(data []byte, name string) (*HF, error) {
 	if t.model, err = parseModel(d, modelSpan.start, modelSpan.end); err != nil {
 		return nil, err
 	}
-	if s, ok := comps["normalizer"]; ok && !d.isNull(s.start, s.end) {
-		var raw json.RawMessage = d.data[s.start:s.end]
-		if t.norm, err = parseNormalizer(raw); err != nil {
-			return nil, d.componentErr(s.start, err)
+	for _, key := range []string{"normalizer", "pre_tokenizer", "post_processor", "decoder"} {
+		s, ok := comps[key]
+		if !ok || d.isNull(s.start, s.end) {
+			continue
 		}
-	}
-	if s, ok := comps["pre_tokenizer"]; ok && !d.isNull(s.start, s.end) {
-		if t.pre, err = parsePreTokenizer(d.data[s.start:s.end]); err != nil {
-			return nil, d.componentErr(s.start, err)
+		raw := d.data[s.start:s.end]
+		switch key {
+		case "normalizer":
+			t.norm, err = parseNormalizer(raw)
+		case "pre_tokenizer":
+			t.pre, err = parsePreTokenizer(raw)
+		case "post_processor":
+			t.post, err = parsePostProcessor(raw)
+		case "decoder":
+			t.dec, err = parseDecoder(raw)
 		}
-	}
-	if s, ok := comps["post_processor"]; ok && !d.isNull(s.start, s.end) {
-		if t.post, err = parsePostProcessor(d.data[s.start:s.end]); err != nil {
-			return nil, d.componentErr(s.start, err)
-		}
-	}
-	if s, ok := comps["decoder"]; ok && !d.isNull(s.start, s.end) {
-		if t.dec, err = parseDecoder(d.data[s.start:s.end]); err != nil {
-			return nil, d.componentErr(s.start, err)
+		if err != nil {
+			return nil, d.componentErr(key, s.start, err)
 		}
 	}
 	var tokens []addedTokenJSON
@@ -128,14 +127,14 @@ func ParseHF(data []byte, name string) (*HF, error) {
 	return t, nil
 }
 
-// componentErr turns a component's error into one line naming the file;
-// unsupported components are named without a position.
-func (d *jsonDoc) componentErr(pos int, err error) error {
+// componentErr turns a component's error into one line naming the file
+// and the component; unsupported components are named without a position.
+func (d *jsonDoc) componentErr(key string, pos int, err error) error {
 	var u *unsupportedError
 	if errors.As(err, &u) {
 		return fmt.Errorf("%s: %v", d.file, err)
 	}
-	return d.errorf(pos, "%v", err)
+	return d.errorf(pos, "%s: %v", key, err)
 }
 
 // unsupportedError names a component this package does not implement.

@@ -4,7 +4,8 @@ import "testing"
 
 // BenchmarkHFEncode encodes the 1 MB corpus text in one goroutine and
 // reports tokens/s beside the Rust library's single-threaded rate measured
-// when the goldens were written (rust-tok/s) and the ratio.
+// when the goldens were written (rust-tok/s) and the ratio; for a rate
+// measured now, run `node tools/tokgolden/rate.js llama3_1`.
 func BenchmarkHFEncode(b *testing.B) {
 	for _, family := range []string{"llama3_1", "qwen3", "gemma3", "deepseek_v3", "gptoss", "llama2", "bert", "unigram"} {
 		b.Run(family, func(b *testing.B) {

@@ -72,7 +72,7 @@ func parseDecoder(raw []byte) (decoder, error) {
 			return nil, err
 		}
 		if utf8.RuneCountInString(c.Content) != 1 || c.Start < 0 || c.Stop < 0 {
-			return nil, fmt.Errorf("decoder Strip: content %q is not one character", c.Content)
+			return nil, fmt.Errorf("Strip: content %q is not one character", c.Content)
 		}
 		r, _ := utf8.DecodeRuneInString(c.Content)
 		return stripDec{r, c.Start, c.Stop}, nil
@@ -86,7 +86,7 @@ func parseDecoder(raw []byte) (decoder, error) {
 		}
 		m, err := c.Pattern.matcher()
 		if err != nil {
-			return nil, fmt.Errorf("decoder Replace: %v", err)
+			return nil, fmt.Errorf("Replace: %v", err)
 		}
 		return replaceDec{replace{m, c.Content}}, nil
 	case "BPEDecoder":

@@ -48,10 +48,10 @@ func parsePostProcessor(raw []byte) (postProcessor, error) {
 		}
 		var sep, cls int
 		if err := json.Unmarshal(c.Sep[1], &sep); err != nil {
-			return nil, fmt.Errorf("post_processor %s: sep: %v", typ, err)
+			return nil, fmt.Errorf("%s: sep: %v", typ, err)
 		}
 		if err := json.Unmarshal(c.Cls[1], &cls); err != nil {
-			return nil, fmt.Errorf("post_processor %s: cls: %v", typ, err)
+			return nil, fmt.Errorf("%s: cls: %v", typ, err)
 		}
 		return &templateProcessor{prefix: []int{cls}, suffix: []int{sep}}, nil
 	case "TemplateProcessing":
@@ -158,21 +158,21 @@ func parseTemplate(raw []byte) (postProcessor, error) {
 			pieces = append(pieces, p)
 		}
 	} else if err := json.Unmarshal(c.Single, &pieces); err != nil {
-		return nil, fmt.Errorf("post_processor TemplateProcessing: single: %v", err)
+		return nil, fmt.Errorf("TemplateProcessing: single: %v", err)
 	}
 	t := &templateProcessor{}
 	seen := false
 	for _, p := range pieces {
 		if p.seq != "" {
 			if p.seq != "A" {
-				return nil, fmt.Errorf("post_processor TemplateProcessing: single uses sequence %q", p.seq)
+				return nil, fmt.Errorf("TemplateProcessing: single uses sequence %q", p.seq)
 			}
 			seen = true
 			continue
 		}
 		tok, ok := c.SpecialTokens[p.special]
 		if !ok {
-			return nil, fmt.Errorf("post_processor TemplateProcessing: special token %q is not in special_tokens", p.special)
+			return nil, fmt.Errorf("TemplateProcessing: special token %q is not in special_tokens", p.special)
 		}
 		if seen {
 			t.suffix = append(t.suffix, tok.IDs...)

@@ -92,7 +92,7 @@ func parsePreTokenizer(raw []byte) (preTokenizer, error) {
 			return nil, err
 		}
 		if utf8.RuneCountInString(c.Delimiter) != 1 {
-			return nil, fmt.Errorf("pre_tokenizer CharDelimiterSplit: delimiter %q is not one character", c.Delimiter)
+			return nil, fmt.Errorf("CharDelimiterSplit: delimiter %q is not one character", c.Delimiter)
 		}
 		d, _ := utf8.DecodeRuneInString(c.Delimiter)
 		return splitPre{m: predMatcher(func(r rune) bool { return r == d }), behavior: removed}, nil
@@ -107,7 +107,7 @@ func parsePreTokenizer(raw []byte) (preTokenizer, error) {
 		}
 		m, err := c.Pattern.matcher()
 		if err != nil {
-			return nil, fmt.Errorf("pre_tokenizer Split: %v", err)
+			return nil, fmt.Errorf("Split: %v", err)
 		}
 		b, err := parseBehavior(c.Behavior)
 		if err != nil {

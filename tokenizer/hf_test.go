@@ -182,9 +182,9 @@ func TestHFParseErrors(t *testing.T) {
 		{"merge form", replace(`"h e"`, `"h e x"`), []string{`is not two tokens separated by a space`}},
 		{"vocab id", replace(`"he":256`, `"he":"x"`), []string{`expected an integer`}},
 		{"bad regex", replace(`"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}`,
-			`"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(unclosed"}, "behavior": "Isolated", "invert": false}`), []string{"pre_tokenizer Split: regex"}},
+			`"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(unclosed"}, "behavior": "Isolated", "invert": false}`), []string{"(byte ", "pre_tokenizer: Split: regex"}},
 		{"behavior", replace(`"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}`,
-			`"pre_tokenizer": {"type": "Split", "pattern": {"String": "x"}, "behavior": "Sideways", "invert": false}`), []string{`unknown split behavior "Sideways"`}},
+			`"pre_tokenizer": {"type": "Split", "pattern": {"String": "x"}, "behavior": "Sideways", "invert": false}`), []string{`pre_tokenizer: unknown split behavior "Sideways"`}},
 		{"added_tokens", replace(`"added_tokens": [`, `"added_tokens": [7, `), []string{"added_tokens"}},
 	}
 	for _, tt := range tests {
@@ -357,6 +357,21 @@ func TestHFByteLevelGeneric(t *testing.T) {
 	for i, c := range corpusOnce().Cases {
 		if got := tok.Encode(c.Text, false); !slices.Equal(got, g.Cases[i].IDs) {
 			t.Errorf("%s: got %v, want %v", c.Name, clipIDs(got), clipIDs(g.Cases[i].IDs))
+		}
+	}
+}
+
+// TestHFTruncated cuts the tiny tokenizer.json at every byte: each prefix
+// is an error naming the file and a position.
+func TestHFTruncated(t *testing.T) {
+	js := strings.TrimSpace(tinyBPE(""))
+	for n := 0; n < len(js); n++ {
+		_, err := ParseHF([]byte(js[:n]), "tiny")
+		if err == nil {
+			t.Fatalf("prefix of %d bytes: no error", n)
+		}
+		if !strings.HasPrefix(err.Error(), "tiny/tokenizer.json: line ") {
+			t.Fatalf("prefix of %d bytes: %v", n, err)
 		}
 	}
 }
