@@ -52,14 +52,15 @@ func putConn(c *conn) {
 // just before sending), Success, Latency, TTFT, ITL, ChunkLens, Text,
 // PromptLen (when the server reports prompt_tokens), OutputLen, Error and
 // the cache and speculative-decoding fields. The caller has set the input
-// lengths and PromptLen. All failures end up in rec.Error, as one line.
+// lengths and PromptLen. All failures end up in rec.Error, as one line,
+// classified in rec.ErrorKind.
 func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch time.Time) {
 	body := c.Body(in)
 	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
-		fail(rec, fmt.Sprintf("building the request: %v", err))
+		fail(rec, record.KindOther, fmt.Sprintf("building the request: %v", err))
 		return
 	}
 	req.Header = c.headerFor(in)
@@ -72,12 +73,14 @@ func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch ti
 	rec.Start = st.Sub(epoch).Seconds()
 	resp, err := c.http.Do(req)
 	if err != nil {
-		fail(rec, c.transportError(ctx, err))
+		kind, msg := c.transportError(ctx, err)
+		fail(rec, kind, msg)
 		return
 	}
 	defer resp.Body.Close()
+	rec.ID = resp.Header.Get("X-Request-Id")
 	if resp.StatusCode != http.StatusOK {
-		fail(rec, statusError(resp))
+		fail(rec, statusKind(resp.StatusCode), statusError(resp))
 		return
 	}
 
@@ -97,10 +100,15 @@ func (c *Client) read(ctx context.Context, body io.Reader, rec *record.Record, s
 		err = c.readWhole(body, cn)
 	}
 	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
-			err = fmt.Errorf("the request exceeded its %v limit", c.opt.Timeout)
+		kind, msg, ok := c.ctxFailure(ctx)
+		if !ok {
+			kind, msg = kindOf(err), err.Error()
 		}
-		p.fail(err.Error())
+		p.fail(kind, msg)
+		return
+	}
+	if p.empty() {
+		p.fail(record.KindEmpty, p.emptyError())
 		return
 	}
 	p.finish()
@@ -119,9 +127,9 @@ func (c *Client) readStream(body io.Reader, cn *conn) error {
 		}
 		if err != nil {
 			if errors.Is(err, sse.ErrLineTooLong) {
-				return err
+				return kindErrorf(record.KindTooLarge, "line %d of the response is longer than the %d MiB limit", r.Line()+1, sse.DefaultMaxLine>>20)
 			}
-			return fmt.Errorf("reading the response after line %d: %v", r.Line(), err)
+			return readError(r.Line(), err)
 		}
 		if err := p.line(line, at); err != nil {
 			return lineError(r.Line(), line, err)
@@ -129,9 +137,9 @@ func (c *Client) readStream(body io.Reader, cn *conn) error {
 	}
 	switch {
 	case p.lines == 0:
-		return errors.New("the response had no data lines")
+		return kindErrorf(record.KindEmpty, "the server answered 200 with no data lines")
 	case p.sse && !p.done && c.kind != kindTRT && c.kind != kindTruss:
-		return fmt.Errorf("the stream ended without data: [DONE], after %d data lines (the server stopped mid-generation)", p.lines)
+		return kindErrorf(record.KindIncomplete, "the stream ended without data: [DONE], after %d data lines (the server stopped mid-generation)", p.lines)
 	}
 	return nil
 }
@@ -144,7 +152,7 @@ func (c *Client) readWhole(body io.Reader, cn *conn) error {
 	for {
 		if len(buf) == cap(buf) {
 			if len(buf) >= maxBody {
-				return fmt.Errorf("the response is larger than %d bytes", maxBody)
+				return kindErrorf(record.KindTooLarge, "the response is larger than the %d MiB limit", maxBody>>20)
 			}
 			buf = slices.Grow(buf, max(4096, len(buf)))
 		}
@@ -155,7 +163,7 @@ func (c *Client) readWhole(body io.Reader, cn *conn) error {
 		}
 		if err != nil {
 			cn.body = buf
-			return fmt.Errorf("reading the response: %v", err)
+			return readError(0, err)
 		}
 	}
 	at := time.Now()
@@ -163,7 +171,11 @@ func (c *Client) readWhole(body io.Reader, cn *conn) error {
 	p := &cn.p
 	doc := bytes.TrimSpace(buf)
 	if len(doc) == 0 {
-		return errors.New("the response body is empty")
+		kind := record.KindEmpty
+		if c.kind == kindEmbeddings {
+			kind = record.KindInvalid
+		}
+		return kindErrorf(kind, "the server answered 200 with an empty body")
 	}
 	if bytes.HasPrefix(doc, []byte("data:")) {
 		for i, line := range bytes.Split(doc, []byte("\n")) {
@@ -176,6 +188,7 @@ func (c *Client) readWhole(body io.Reader, cn *conn) error {
 		return nil
 	}
 	p.lines++
+	p.whole = true
 	p.latency = at.Sub(p.st).Seconds()
 	var err error
 	switch c.kind {
@@ -235,18 +248,19 @@ func fit[T any](s []T) []T {
 	return s
 }
 
-func fail(rec *record.Record, msg string) {
+func fail(rec *record.Record, kind, msg string) {
 	rec.Success = false
 	rec.Error = msg
+	rec.ErrorKind = kind
 	rec.OutputLen = 0
 }
 
 // fail ends a request that got a 200 but could not be read. Like the
 // reference, it keeps the TTFT and ITL gathered so far (they appear in
 // --output-details) but no text, except trt, which builds it in place.
-func (p *parser) fail(msg string) {
+func (p *parser) fail(kind, msg string) {
 	r := p.rec
-	fail(r, msg)
+	fail(r, kind, msg)
 	r.ITL = fit(p.itl)
 	if p.kind == kindCompletions || p.kind == kindChat {
 		r.ChunkLens = fit(p.chunkLens)
@@ -260,7 +274,7 @@ func (p *parser) fail(msg string) {
 func (p *parser) finish() {
 	r := p.rec
 	r.Success = true
-	r.Error = ""
+	r.Error, r.ErrorKind = "", ""
 	r.Latency = p.latency
 	r.Text = string(p.text)
 	r.ITL = fit(p.itl)

@@ -279,9 +279,9 @@ func TestTransportFailures(t *testing.T) {
 		{"custom reason", "HTTP/1.1 500 Engine Exploded\r\nContent-Length: 4\r\n\r\noops", "500 Engine Exploded: oops"},
 		{"no reason", "HTTP/1.1 502\r\nContent-Length: 0\r\n\r\n", "502 Bad Gateway: (empty body)"},
 		{"cut mid-stream", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
-			"1a\r\ndata: {\"choices\":[{\"text\"\r\n", "reading the response after line 0: unexpected EOF"},
+			"1a\r\ndata: {\"choices\":[{\"text\"\r\n", "the connection closed mid-response, after line 0 (unexpected EOF)"},
 		{"cut between lines", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
-			"22\r\ndata: {\"choices\":[{\"text\":\"a\"}]}\n\n\r\n", "reading the response after line 2: unexpected EOF"},
+			"22\r\ndata: {\"choices\":[{\"text\":\"a\"}]}\n\n\r\n", "the connection closed mid-response, after line 2 (unexpected EOF)"},
 		{"clean end without [DONE]", "HTTP/1.1 200 OK\r\nContent-Length: 34\r\n\r\ndata: {\"choices\":[{\"text\":\"a\"}]}\n\n",
 			"the stream ended without data: [DONE], after 1 data lines"},
 	}

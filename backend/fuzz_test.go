@@ -3,6 +3,8 @@ package backend
 import (
 	"strings"
 	"testing"
+
+	"benchserve/record"
 )
 
 // FuzzRead feeds arbitrary response bodies to every parser, streamed and
@@ -19,16 +21,28 @@ func FuzzRead(f *testing.F) {
 		f.Add(fixture(f, path), uint8(0))
 	}
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"reasoning\":\"\\ud800\",\"content\":null}}]}\ndata: [DONE]"), uint8(3))
+	// What the simulator's faults send (docs/sim.md): a truncated chunk, an
+	// error object then [DONE], a reply with no tokens, a comment line.
+	f.Add([]byte("data: {\"choices\":[{\"text\":\" a\"}]}\n\ndata: {\"object\":\"malformed\",\"choices\":[{\"index\":0,\"text\":\"\n\ndata: [DONE]\n\n"), uint8(5))
+	f.Add([]byte("data: {\"text\":\" a\",\"meta_info\":{\"completion_tokens\":1}}\n\ndata: {\"error\":{\"message\":\"x\",\"type\":\"InternalServerError\",\"param\":null,\"code\":500}}\n\ndata: [DONE]\n\n"), uint8(7))
+	f.Add([]byte("data: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"stop\"}]}\n\ndata: {\"choices\":[],\"usage\":{\"completion_tokens\":0}}\n\n: xxxx\ndata: [DONE]\n\n"), uint8(9))
+	f.Add([]byte(`{"text":"","meta_info":{"completion_tokens":0}}`), uint8(11))
+	// The kinds a 200 reply can fail with.
+	kinds := map[string]bool{record.KindStreamError: true, record.KindIncomplete: true, record.KindInvalid: true,
+		record.KindEmpty: true, record.KindTooLarge: true}
 	f.Fuzz(func(t *testing.T, body []byte, seed uint8) {
 		for _, backend := range []string{"sglang", "vllm", "vllm-chat", "vllm-embedding", "trt", "truss"} {
 			for _, stream := range []bool{true, false} {
 				c := client(t, backend, Options{Stream: stream, CacheReport: true})
 				rec := parse(c, body, int(seed), 16, 100)
 				if !rec.Success {
-					if rec.Error == "" || strings.ContainsAny(rec.Error, "\r\n") {
-						t.Fatalf("%s: bad error %q", backend, rec.Error)
+					if rec.Error == "" || strings.ContainsAny(rec.Error, "\r\n") || !kinds[rec.ErrorKind] {
+						t.Fatalf("%s: bad error %q of kind %q", backend, rec.Error, rec.ErrorKind)
 					}
 					continue
+				}
+				if rec.ErrorKind != "" {
+					t.Fatalf("%s: success with error kind %q", backend, rec.ErrorKind)
 				}
 				if rec.ChunkLens != nil && len(rec.ChunkLens) != len(rec.ITL) {
 					t.Fatalf("%s: %d chunk lengths, %d ITL", backend, len(rec.ChunkLens), len(rec.ITL))

@@ -2,7 +2,6 @@ package backend
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -115,14 +114,6 @@ func statusError(resp *http.Response) string {
 		return status + ": (empty body)"
 	}
 	return status + ": " + string(oneLine(body)) + note
-}
-
-// transportError describes a request that got no response.
-func (c *Client) transportError(ctx context.Context, err error) string {
-	if ctx.Err() == context.DeadlineExceeded {
-		return "the request exceeded its " + c.opt.Timeout.String() + " limit"
-	}
-	return string(oneLine([]byte(err.Error())))
 }
 
 // oneLine turns line breaks into spaces (a CRLF into one space).

@@ -32,9 +32,11 @@ type parser struct {
 	lines     int  // data lines handled
 	sse       bool // some line had the "data:" prefix
 	done      bool // saw [DONE]
+	whole     bool // the reply was one JSON document, not a stream
 
 	outputLen     int
 	lastOutputLen int
+	reported      int // completion tokens the server reported (a whole reply)
 
 	cached    int
 	cacheRaw  []byte // the last cached_tokens_details object
@@ -199,8 +201,39 @@ func (p *parser) usageOutputLen(f *fields) {
 	if ct, ok := f.usage.Get("completion_tokens"); ok {
 		if n, ok := ct.Int(); ok {
 			p.outputLen = int(n)
+			p.reported = int(n)
 		}
 	}
+}
+
+// empty reports a 200 reply that generated nothing, which counts as a
+// failure (the reference counts it as a success): a stream without a chunk
+// with content, or a whole reply with no text and no completion tokens.
+// Embeddings generate nothing by design.
+func (p *parser) empty() bool {
+	switch {
+	case p.kind == kindEmbeddings:
+		return false
+	case p.whole:
+		return len(p.text) == 0 && p.reported <= 0
+	}
+	return !p.started
+}
+
+// reportedTokens notes the completion_tokens member of v, if any.
+func (p *parser) reportedTokens(v jsonscan.Value) {
+	if ct, ok := v.Get("completion_tokens"); ok {
+		if n, ok := ct.Int(); ok {
+			p.reported = int(n)
+		}
+	}
+}
+
+func (p *parser) emptyError() string {
+	if p.whole {
+		return "the server answered 200 with no output: empty text and no completion tokens"
+	}
+	return fmt.Sprintf("the server answered 200 with no output: no chunk with content in %d data lines", p.lines)
 }
 
 // sglextCache keeps the last non-empty sglext.cached_tokens_details, decoded
@@ -248,6 +281,9 @@ func (p *parser) completions(f *fields, at time.Time) error {
 		return fmt.Errorf("choices[0].%w", err)
 	}
 	if len(text.Raw) <= 2 {
+		if p.whole && p.kind == kindCompletions {
+			p.reportedTokens(f.usage)
+		}
 		return nil
 	}
 	p.chunk = text.AppendString(p.chunk[:0])
@@ -318,6 +354,9 @@ func (p *parser) native(f *fields, at time.Time) error {
 		}
 	}
 	p.promptLen(f)
+	if p.whole {
+		p.reportedTokens(f.meta)
+	}
 	if p.cacheReport {
 		p.cached = 0
 		if ct, ok := f.meta.Get("cached_tokens"); ok {

@@ -81,6 +81,9 @@ func check(t *testing.T, name string, rec *record.Record, w want) {
 	if strings.ContainsAny(rec.Error, "\r\n") {
 		t.Errorf("%s: error has a line break: %q", name, rec.Error)
 	}
+	if (rec.ErrorKind == "") != rec.Success {
+		t.Errorf("%s: success %v with error kind %q", name, rec.Success, rec.ErrorKind)
+	}
 	if rec.Text != w.text {
 		t.Errorf("%s: text %q, want %q", name, rec.Text, w.text)
 	}
@@ -173,8 +176,8 @@ func TestWireFixtures(t *testing.T) {
 		{"ollama/chat-nostream", "vllm-chat", whole, want{true, "威میرConsumer 생산 evidentieu\u3000 \u3000 \u3000 \u3000/tasks", 8, 3, 0, ""}},
 		{"ollama/completions-nostream", "vllm", whole, want{true, " apartTrial général п listaElect Opr ligne", 8, 3, 0, ""}},
 		{"ollama/embeddings", "sglang-embedding", whole, want{true, "", 0, pl, 0, ""}},
-		// Only an empty text chunk: success with no first token.
-		{"ollama/error-missing-prompt-stream", "vllm", stream, want{true, "", req, pl, 0, ""}},
+		// Only an empty text chunk: no output, a failure (the reference counts it a success).
+		{"ollama/error-missing-prompt-stream", "vllm", stream, want{false, "", 0, pl, 0, "the server answered 200 with no output: no chunk with content in 2 data lines"}},
 		// The runner died: the stream ends cleanly but without [DONE].
 		{"ollama/error-midstream-runner-killed-completions-stream", "vllm", stream, want{false, "", 0, pl, -1, "without data: [DONE]"}},
 		{"ollama/error-midstream-runner-killed-chat-stream", "vllm-chat", stream, want{false, "", 0, pl, -1, "without data: [DONE]"}},
@@ -227,9 +230,13 @@ func feedTimed(t *testing.T, c *Client, body string, ms []float64, outputLen, pr
 	for i, l := range lines {
 		at := st.Add(time.Duration(ms[i] * float64(time.Millisecond)))
 		if err := p.line([]byte(l), at); err != nil {
-			p.fail(err.Error())
+			p.fail(kindOf(err), err.Error())
 			return rec
 		}
+	}
+	if p.empty() {
+		p.fail(record.KindEmpty, p.emptyError())
+		return rec
 	}
 	p.finish()
 	return rec
@@ -297,9 +304,12 @@ func TestGenerateOther(t *testing.T) {
 	if rec.TTFT <= 0 {
 		t.Error("the TTFT gathered before the error was dropped")
 	}
-	// No text at all: the requested length stands, and no TTFT.
+	// No text at all: a failure of its own kind.
 	rec = parse(client(t, "sglang", Options{Stream: true}), []byte("data: {\"text\":\"\",\"meta_info\":{}}\n\ndata: [DONE]\n\n"), 1, 64, 100)
-	check(t, "generate/no-text", rec, want{true, "", 64, 100, 0, ""})
+	check(t, "generate/no-text", rec, want{false, "", 0, 100, 0, "no output"})
+	if rec.ErrorKind != record.KindEmpty {
+		t.Errorf("generate/no-text: kind %q", rec.ErrorKind)
+	}
 	// A chunk with text but no completion_tokens fails, as the reference's KeyError does.
 	rec = parse(client(t, "sglang", Options{Stream: true}), []byte("data: {\"text\":\"x\",\"meta_info\":{}}\n\ndata: [DONE]\n\n"), 1, 64, 100)
 	check(t, "generate/no-count", rec, want{false, "", 0, 100, 0, "line 1 of the response: a chunk with text has no integer meta_info.completion_tokens"})
@@ -396,7 +406,7 @@ func TestServerPromptLen(t *testing.T) {
 		{`{"choices":[],"usage":{"prompt_tokens":null}}`, 100},
 	}
 	for _, c := range cases {
-		rec := parse(client(t, "vllm", Options{Stream: true}), []byte("data: "+c.chunk+"\n\ndata: [DONE]\n"), 2, 64, 100)
+		rec := parse(client(t, "vllm", Options{Stream: true}), []byte("data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: "+c.chunk+"\n\ndata: [DONE]\n"), 2, 64, 100)
 		if !rec.Success || rec.PromptLen != c.want {
 			t.Errorf("%s: prompt len %d (error %q), want %d", c.chunk, rec.PromptLen, rec.Error, c.want)
 		}

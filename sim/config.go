@@ -63,6 +63,10 @@ type Config struct {
 	APIKey string
 	// TruthCapacity is how many finished requests /sim/truth keeps.
 	TruthCapacity int
+
+	// Faults are injected at their rates, drawn per request from Seed
+	// (docs/sim.md, "Faults"); the X-Sim-Fault header overrides them.
+	Faults []FaultRate
 }
 
 // Preset names.
@@ -162,7 +166,7 @@ func (c *Config) Validate() error {
 	case c.TruthCapacity < 0:
 		return fmt.Errorf("--truth-capacity: must be >= 0, got %d", c.TruthCapacity)
 	}
-	return nil
+	return validateFaults(c.Faults)
 }
 
 // lockstep reports whether decode steps take no time. The engine then lets

@@ -92,8 +92,9 @@ func (s *Server) serverInfo(w http.ResponseWriter, r *http.Request) {
 			ReasoningTokens         int      `json:"reasoning_tokens"`
 			Seed                    int64    `json:"seed"`
 			TruthCapacity           int      `json:"truth_capacity"`
+			Faults                  []string `json:"faults"`
 		}{c.Preset, rate, ms(c.PrefillOverhead), ms(c.DecodeBase), ms(c.DecodePerRequest),
-			c.SpeculativeAcceptLength, c.EOSProbability, c.ReasoningTokens, c.Seed, c.TruthCapacity},
+			c.SpeculativeAcceptLength, c.EOSProbability, c.ReasoningTokens, c.Seed, c.TruthCapacity, faultList(c.Faults)},
 		[]map[string]any{state},
 		Version,
 	}

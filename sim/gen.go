@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -77,6 +78,10 @@ type job struct {
 	idsJSON []byte // output ids so far, comma-separated (native)
 	outIDs  []int  // embeddings: one seed per input
 	buf     []byte
+
+	fault     Fault
+	faultDone bool // a mid-stream fault has acted
+	sent      int  // content chunks written
 }
 
 // generate serves every endpoint that runs a request through the engine.
@@ -96,24 +101,39 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, f format) {
 		f.fail(w, e)
 		return
 	}
-	// Fault injection (a later issue) belongs here, before the request
-	// reaches the engine, and in serveStream, between chunks.
+	forced, hasForced, e := headerFault(r, j)
+	if e != nil {
+		f.fail(w, e)
+		return
+	}
 	n := s.seq.Add(1)
 	j.id = f.idPrefix() + strconv.FormatUint(n, 10)
 	w.Header().Set("X-Request-Id", j.id)
 	j.req = newRequest(j.prompt, j.maxNew, j.ignoreEOS, j.embed, s.cfg.PageSize, mix64(uint64(s.cfg.Seed)^n<<1))
 	j.rec = newTruthRec(j.id, r.URL.Path, j.stream, s.since(j.arrival))
-	j.rec.enqueued = s.since(time.Now())
-	// A client that goes away aborts the request; the engine then ends it,
-	// which wakes the writer.
-	stop := context.AfterFunc(r.Context(), func() { s.eng.abort(j.req) })
-	s.eng.submit(j.req)
-	if j.stream {
-		j.serveStream(w, r.Context())
-	} else {
-		j.serveWhole(w, r.Context())
+	j.fault = forced
+	if !hasForced {
+		if d := s.drawFault(n); d.applies(j) {
+			j.fault = d
+		}
 	}
-	stop()
+	if j.fault.Kind != FaultNone {
+		s.met.faults[j.fault.Kind].Add(1)
+		j.rec.fault = j.fault
+	}
+	if !j.early(w, r.Context()) {
+		j.rec.enqueued = s.since(time.Now())
+		// A client that goes away aborts the request; the engine then ends
+		// it, which wakes the writer.
+		stop := context.AfterFunc(r.Context(), func() { s.eng.abort(j.req) })
+		s.eng.submit(j.req)
+		if j.stream {
+			j.serveStream(w, r.Context())
+		} else {
+			j.serveWhole(w, r.Context())
+		}
+		stop()
+	}
 	s.truth.add(j.rec)
 	if j.closing {
 		s.closing.Add(-1)
@@ -174,6 +194,15 @@ func (j *job) serveStream(w http.ResponseWriter, ctx context.Context) {
 		}
 		b := j.f.chunk(j, j.buf[:0], from, n, &p)
 		j.buf = b
+		if j.fault.Kind.midStream() && !j.faultDone && (j.sent >= j.faultAfter() || p.done) {
+			j.faultDone = true
+			if j.streamFault(w, rc, ctx, from, &p) {
+				return
+			}
+		}
+		if p.done && j.fault.Kind == FaultNoDone {
+			b = bytes.TrimSuffix(b, doneEvent)
+		}
 		if p.done {
 			j.lastWrite()
 		}
@@ -188,6 +217,7 @@ func (j *job) serveStream(w http.ResponseWriter, ctx context.Context) {
 		now := s.since(t1)
 		if n > 0 && err == nil {
 			j.observeChunk(now, n, int64(t1.Sub(t0)))
+			j.sent++
 		}
 		if err != nil {
 			if !p.done {
@@ -232,11 +262,15 @@ func (j *job) serveWhole(w http.ResponseWriter, ctx context.Context) {
 		return
 	}
 	b := j.f.whole(j, j.buf[:0], &p)
+	b, size := j.wholeFault(b, &p)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("Content-Length", strconv.Itoa(size))
 	w.WriteHeader(http.StatusOK)
 	j.lastWrite()
+	if j.fault.Kind.midStream() && j.wholeFaultActs(w, ctx, b, &p) {
+		return
+	}
 	t0 := time.Now()
 	_, err := w.Write(b)
 	if err == nil {

@@ -40,6 +40,7 @@ var (
 type metrics struct {
 	ttft, itl, e2e *histogram
 	finished       [finAbort + 1]atomic.Uint64
+	faults         [numFaultKinds]atomic.Uint64
 }
 
 func newMetrics() *metrics {
@@ -90,6 +91,16 @@ func (s *Server) appendMetrics(b []byte) []byte {
 	// SGLang's names for the cache counters, which its own tools read.
 	b = counter(b, "sglang:cached_tokens_total", "Prompt tokens found in the prefix cache.", st.cachedTokens.Load())
 	b = counter(b, "sglang:prompt_tokens_total", "Total number of prompt tokens processed.", st.promptTokens.Load())
+	b = metricHead(b, "sim:faults_injected_total", "Faults the simulator injected, by kind (docs/sim.md).", "counter")
+	for k := Fault429; k < numFaultKinds; k++ {
+		b = append(b, `sim:faults_injected_total{kind="`...)
+		b = append(b, k.String()...)
+		b = append(b, `",model_name=`...)
+		b = append(b, s.modelQ...)
+		b = append(b, "} "...)
+		b = strconv.AppendUint(b, s.met.faults[k].Load(), 10)
+		b = append(b, '\n')
+	}
 	return b
 }
 

@@ -24,6 +24,7 @@ type truthRec struct {
 	verify                                       int
 	finish                                       string
 	err                                          string
+	fault                                        Fault
 
 	// chunks holds, per content chunk, three uvarints: nanoseconds since
 	// the previous content chunk (the first: since arrival), its tokens, and
@@ -165,6 +166,18 @@ func (r *truthRec) appendJSON(b []byte) []byte {
 	b = appendJSONString(b, r.finish)
 	b = append(b, `,"error":`...)
 	b = appendJSONString(b, r.err)
+	b = append(b, `,"fault":`...)
+	if r.fault.Kind == FaultNone {
+		b = append(b, `"","fault_arg":null`...)
+	} else {
+		b = appendJSONString(b, r.fault.Kind.String())
+		b = append(b, `,"fault_arg":`...)
+		if _, ok := faultArgs[r.fault.Kind]; ok {
+			b = strconv.AppendFloat(b, r.fault.Arg, 'g', -1, 64)
+		} else {
+			b = append(b, "null"...)
+		}
+	}
 	b = append(b, `,"chunks":[`...)
 	t, rest := r.arrival, r.chunks
 	for i := 0; len(rest) > 0; i++ {

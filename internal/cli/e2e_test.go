@@ -254,7 +254,8 @@ func TestBadInput(t *testing.T) {
 		{"unreachable server", []string{"--port", "1", "--host", "127.0.0.1", "--ready-check-timeout-sec", "1", "--tokenizer", "o200k_base"}, 1, "server at http://127.0.0.1:1/v1/models is not ready after 1s"},
 		{"unreachable hub", []string{"--base-url", srv.srv.URL, "--tokenizer", "meta-llama/Llama-3.1-8B-Instruct"}, 1, `--tokenizer: tokenizer meta-llama/Llama-3.1-8B-Instruct: hub: model meta-llama/Llama-3.1-8B-Instruct, file tokenizer.json: cannot reach http://127.0.0.1:1/`},
 		{"offline hub", []string{"--base-url", srv.srv.URL, "--tokenizer", "meta-llama/Llama-3.1-8B-Instruct", "--model", "offline"}, 1, `not in the local cache and HF_HUB_OFFLINE is set`},
-		{"unsupported dataset", []string{"--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--dataset-name", "mmmu"}, 1, "--dataset-name mmmu: not supported yet"},
+		{"dataset download offline", []string{"--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--dataset-name", "mmmu"}, 1,
+			"downloading Math/test-00000-of-00001.parquet from MMMU/MMMU failed (or pass --dataset-path with a local parquet or JSONL copy): hub: dataset MMMU/MMMU, file Math/test-00000-of-00001.parquet: cannot reach http://127.0.0.1:1/datasets/MMMU/MMMU/resolve/main/Math/test-00000-of-00001.parquet"},
 		{"gserver", []string{"--backend", "gserver"}, 2, "--backend gserver: not implemented"},
 	}
 	for _, c := range cases {

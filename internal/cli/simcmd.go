@@ -29,6 +29,7 @@ type simFlag struct {
 const (
 	gSimServer = "Server"
 	gSimEngine = "Engine model (defaults from --preset)"
+	gSimFaults = "Fault injection (docs/sim.md)"
 )
 
 // milliseconds is the type of the *-ms options.
@@ -36,6 +37,15 @@ var milliseconds = argparse.Type{Name: "milliseconds", Convert: func(s string) (
 	f, err := argparse.ParseFloat(s)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
 		return nil, &argparse.ArgumentTypeError{Msg: "expected a finite number of milliseconds >= 0, got " + argparse.Repr(s)}
+	}
+	return f, nil
+}}
+
+// faultRate is the type of each --fault value, KIND[:ARG]=RATE.
+var faultRate = argparse.Type{Name: "fault", Convert: func(s string) (any, error) {
+	f, err := sim.ParseFaultRate(s)
+	if err != nil {
+		return nil, &argparse.ArgumentTypeError{Msg: err.Error()}
 	}
 	return f, nil
 }}
@@ -131,6 +141,17 @@ var simFlags = []simFlag{
 	{gSimEngine, argparse.Option{Name: "--embedding-dim", Type: argparse.Int,
 		Help: presetHelp("Length of each /v1/embeddings vector.", func(c *sim.Config) any { return c.EmbeddingDim })}, true,
 		func(c *sim.Config, v any) { c.EmbeddingDim = v.(int) }},
+	{gSimFaults, argparse.Option{Name: "--fault", Type: faultRate, Nargs: argparse.OneOrMore, Metavar: "KIND[:ARG]=RATE",
+		Help: "Inject faults: each request gets KIND with chance RATE, drawn from --seed (rates add up to at most 1). Kinds: " +
+			strings.Join(sim.FaultKinds(), ", ") + "; ARG is the chunks before a disconnect (default 2), the seconds of a stall or of slow-headers (2), " +
+			"the MiB of a huge-line (10). The header \"X-Sim-Fault: KIND[:ARG]\" forces one request's fault (\"none\": no fault)."}, false,
+		func(c *sim.Config, v any) {
+			if v != nil {
+				for _, f := range v.([]any) {
+					c.Faults = append(c.Faults, f.(sim.FaultRate))
+				}
+			}
+		}},
 }
 
 // ParseSim parses the arguments after "benchserve sim" into the
@@ -170,7 +191,7 @@ func parseSim(args []string, cols int) (*sim.Config, error) {
 
 func newSimParser() *argparse.Parser {
 	p := argparse.New(simProg, simDescription)
-	groups := map[string]*argparse.Group{gSimServer: p.Group(gSimServer), gSimEngine: p.Group(gSimEngine)}
+	groups := map[string]*argparse.Group{gSimServer: p.Group(gSimServer), gSimEngine: p.Group(gSimEngine), gSimFaults: p.Group(gSimFaults)}
 	for _, f := range simFlags {
 		groups[f.group].Add(f.opt)
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ func TestParseSimDefaultsAreThePreset(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, _ := sim.Preset(sim.PresetH100Llama8B)
-	if *got != want {
+	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", *got, want)
 	}
 }
@@ -40,7 +41,7 @@ func TestParseSimFlagsOverrideThePreset(t *testing.T) {
 	want.PrefillTokensPerSec, want.PrefillOverhead = 2000, 1500*time.Microsecond
 	want.DecodeBase, want.DecodePerRequest = 6*time.Millisecond, 40*time.Microsecond
 	want.SpeculativeAcceptLength, want.EOSProbability, want.ReasoningTokens, want.EmbeddingDim = 2.5, 0.01, 3, 8
-	if *got != want {
+	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("overrides:\n got %+v\nwant %+v", *got, want)
 	}
 }

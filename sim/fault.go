@@ -1,0 +1,226 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// FaultKind is a failure the simulator can inject into a reply
+// (docs/sim.md, "Faults").
+type FaultKind uint8
+
+// Fault kinds.
+const (
+	FaultNone        FaultKind = iota
+	Fault429                   // 429 with an OpenAI error body, before the engine
+	Fault500                   // 500, likewise
+	Fault503                   // 503, likewise
+	FaultReset                 // the connection is reset (RST) before any header
+	FaultDisconnect            // the connection is closed after Arg content chunks
+	FaultStall                 // the reply stops for Arg seconds after its first content chunk
+	FaultMalformed             // a line that is not JSON after the first content chunk
+	FaultErrorChunk            // an error object then [DONE] after the first content chunk
+	FaultNoDone                // the stream ends without data: [DONE]
+	FaultEmpty                 // 200 with zero output tokens
+	FaultHugeLine              // an SSE comment line of Arg MiB before the second content chunk
+	FaultSlowHeaders           // the headers go out Arg seconds late
+	numFaultKinds
+)
+
+var faultNames = [numFaultKinds]string{
+	"none", "429", "500", "503", "reset", "disconnect", "stall", "malformed", "error-chunk", "no-done",
+	"empty", "huge-line", "slow-headers",
+}
+
+// faultArgs are the kinds that take an argument, with its default.
+var faultArgs = map[FaultKind]float64{
+	FaultDisconnect: 2, FaultStall: 2, FaultHugeLine: 10, FaultSlowHeaders: 2,
+}
+
+// FaultKinds lists the names of the kinds that inject something.
+func FaultKinds() []string { return append([]string(nil), faultNames[1:]...) }
+
+func (k FaultKind) String() string {
+	if k < numFaultKinds {
+		return faultNames[k]
+	}
+	return "fault(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Fault is a kind with its argument (its default when none was given):
+// chunks for disconnect, seconds for stall and slow-headers, MiB for
+// huge-line.
+type Fault struct {
+	Kind FaultKind
+	Arg  float64
+}
+
+// String is the fault as ParseFault reads it: "stall:2", "429".
+func (f Fault) String() string {
+	if _, ok := faultArgs[f.Kind]; ok {
+		return f.Kind.String() + ":" + strconv.FormatFloat(f.Arg, 'g', -1, 64)
+	}
+	return f.Kind.String()
+}
+
+// FaultRate is a fault and the chance that a request gets it.
+type FaultRate struct {
+	Fault
+	Rate float64
+}
+
+// FaultHeader forces one request's fault: "KIND[:ARG]" (";" also
+// separates the argument), or "none".
+const FaultHeader = "X-Sim-Fault"
+
+// ParseFault reads "KIND[:ARG]".
+func ParseFault(s string) (Fault, error) {
+	name, arg, hasArg := s, "", false
+	if i := strings.IndexAny(s, ":;"); i >= 0 {
+		name, arg, hasArg = s[:i], s[i+1:], true
+	}
+	name = strings.TrimSpace(name)
+	kind := FaultNone
+	for k, n := range faultNames {
+		if n == name {
+			kind = FaultKind(k)
+		}
+	}
+	if kind == FaultNone && name != "none" {
+		return Fault{}, fmt.Errorf("unknown fault %q (choose from %s)", name, strings.Join(faultNames[:], ", "))
+	}
+	def, takesArg := faultArgs[kind]
+	f := Fault{Kind: kind, Arg: def}
+	if !hasArg {
+		return f, nil
+	}
+	if !takesArg {
+		return Fault{}, fmt.Errorf("fault %s takes no argument, got %q", name, arg)
+	}
+	x, err := strconv.ParseFloat(strings.TrimSpace(arg), 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+		return Fault{}, fmt.Errorf("fault %s: the argument must be a number >= 0, got %q", name, arg)
+	}
+	switch {
+	case kind == FaultDisconnect && x != math.Trunc(x):
+		return Fault{}, fmt.Errorf("fault disconnect: the argument is a whole number of chunks, got %q", arg)
+	case kind == FaultHugeLine && (x == 0 || x > 1024):
+		return Fault{}, fmt.Errorf("fault huge-line: the argument is MiB in (0, 1024], got %q", arg)
+	case (kind == FaultStall || kind == FaultSlowHeaders) && x > 3600:
+		return Fault{}, fmt.Errorf("fault %s: at most 3600 seconds, got %q", name, arg)
+	}
+	f.Arg = x
+	return f, nil
+}
+
+// ParseFaultRate reads "KIND[:ARG]=RATE", the rate in [0, 1].
+func ParseFaultRate(s string) (FaultRate, error) {
+	spec, rate, ok := strings.Cut(s, "=")
+	if !ok {
+		return FaultRate{}, fmt.Errorf("expected KIND[:ARG]=RATE, got %q", s)
+	}
+	f, err := ParseFault(spec)
+	if err != nil {
+		return FaultRate{}, err
+	}
+	if f.Kind == FaultNone {
+		return FaultRate{}, fmt.Errorf("expected a fault kind, got %q", spec)
+	}
+	r, err := strconv.ParseFloat(strings.TrimSpace(rate), 64)
+	if err != nil || !(r >= 0 && r <= 1) {
+		return FaultRate{}, fmt.Errorf("%s: the rate must be a number in [0, 1], got %q", spec, rate)
+	}
+	return FaultRate{Fault: f, Rate: r}, nil
+}
+
+// faultList writes the rates as --fault takes them.
+func faultList(fs []FaultRate) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Fault.String() + "=" + strconv.FormatFloat(f.Rate, 'g', -1, 64)
+	}
+	return out
+}
+
+// validateFaults checks the rates: each in [0, 1], together at most 1.
+func validateFaults(fs []FaultRate) error {
+	sum := 0.0
+	for _, f := range fs {
+		if f.Kind == FaultNone || f.Kind >= numFaultKinds {
+			return fmt.Errorf("--fault: not a fault kind: %v", f.Kind)
+		}
+		if !(f.Rate >= 0 && f.Rate <= 1) {
+			return fmt.Errorf("--fault %s: the rate must be in [0, 1], got %v", f.Fault, f.Rate)
+		}
+		sum += f.Rate
+	}
+	if sum > 1+1e-9 {
+		return fmt.Errorf("--fault: the rates add up to %v, more than 1", sum)
+	}
+	return nil
+}
+
+// faultSalt separates the fault draws from the other uses of the seed.
+const faultSalt = 0xfa017fa017fa017f
+
+// drawFault picks request n's fault from the configured rates: a function
+// of the seed and n only, so the same run of requests gets the same
+// faults whatever the order they arrive in.
+func (s *Server) drawFault(n uint64) Fault {
+	if len(s.cfg.Faults) == 0 {
+		return Fault{}
+	}
+	u := float64(mix64(uint64(s.cfg.Seed)^faultSalt^n*0x9e3779b97f4a7c15)>>11) / (1 << 53)
+	for _, f := range s.cfg.Faults {
+		if u < f.Rate {
+			return f.Fault
+		}
+		u -= f.Rate
+	}
+	return Fault{}
+}
+
+// applies reports whether f can be done to j's reply: there is no [DONE]
+// to leave out of a TensorRT stream or of a whole reply, and an embedding
+// cannot be empty.
+func (f Fault) applies(j *job) bool {
+	switch f.Kind {
+	case FaultNoDone:
+		_, trt := j.f.(trtFormat)
+		return j.stream && !trt
+	case FaultEmpty:
+		return !j.embed
+	}
+	return true
+}
+
+// midStream reports the faults that act between content chunks (or, for
+// a whole reply, between its headers and its body).
+func (k FaultKind) midStream() bool {
+	switch k {
+	case FaultDisconnect, FaultStall, FaultMalformed, FaultErrorChunk, FaultHugeLine:
+		return true
+	}
+	return false
+}
+
+// padding returns mib MiB of c (' ' or 'x'), shared by every huge-line
+// reply of that size.
+func padding(mib float64, c byte) []byte {
+	n := int(mib * (1 << 20))
+	padMu.Lock()
+	defer padMu.Unlock()
+	if len(padBufs[c]) < n {
+		padBufs[c] = bytes.Repeat([]byte{c}, n)
+	}
+	return padBufs[c][:n]
+}
+
+var (
+	padMu   sync.Mutex
+	padBufs = map[byte][]byte{}
+)
