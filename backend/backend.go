@@ -174,6 +174,9 @@ func (c *Client) Name() string { return c.name }
 // URL is the API URL requests go to.
 func (c *Client) URL() string { return c.url }
 
+// CloseIdleConnections closes the client's idle keep-alive connections.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
 // headerFor returns the headers of one request.
 func (c *Client) headerFor(in *Input) http.Header {
 	if in.RoutingKey == "" || c.kind == kindTRT || c.kind == kindTruss {

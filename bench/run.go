@@ -284,6 +284,10 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 	if err := r.setup(base, auth, hopt); err != nil {
 		return nil, err
 	}
+	// Idle keep-alive connections are closed when the run ends, so a
+	// process that runs several benchmarks does not pile them up.
+	defer r.client.CloseIdleConnections()
+	defer ctl.http.CloseIdleConnections()
 	return r.run(ctx, parent, outFile)
 }
 
