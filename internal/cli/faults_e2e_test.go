@@ -23,6 +23,13 @@ func newFaultSim(t *testing.T, faults ...sim.FaultRate) (*sim.Server, string) {
 	t.Helper()
 	cfg, _ := sim.Preset(sim.PresetInstant)
 	cfg.Faults = faults
+	return newSim(t, cfg)
+}
+
+// newSim starts an in-process simulator on a free loopback port, closed when
+// the test ends, and returns it with its base URL.
+func newSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
+	t.Helper()
 	s, err := sim.New(cfg)
 	if err != nil {
 		t.Fatal(err)

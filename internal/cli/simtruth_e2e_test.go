@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,19 +27,7 @@ func TestEndToEndAgainstSimTruth(t *testing.T) {
 	cfg.DecodeBase = 4 * time.Millisecond
 	cfg.DecodePerRequest = 0
 	cfg.EOSProbability = 0
-	s, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ln); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	base := s.URL()
+	_, base := newSim(t, cfg)
 
 	perChunk := map[string]bool{"sglang-oai": true, "sglang-oai-chat": true, "vllm": true, "vllm-chat": true,
 		"lmdeploy": true, "lmdeploy-chat": true, "trt": true, "truss": true}
