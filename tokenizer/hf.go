@@ -357,3 +357,25 @@ func componentType(raw []byte) (string, error) {
 	}
 	return c.Type, nil
 }
+
+// parseSequence parses the list under key of a Sequence component, each
+// element with parse.
+func parseSequence[T any](raw []byte, key string, parse func([]byte) (T, error)) ([]T, error) {
+	var c map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, err
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(c[key], &items); err != nil && c[key] != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(items))
+	for _, r := range items {
+		v, err := parse(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

@@ -20,21 +20,11 @@ func parseDecoder(raw []byte) (decoder, error) {
 	}
 	switch typ {
 	case "Sequence":
-		var c struct {
-			Decoders []json.RawMessage `json:"decoders"`
-		}
-		if err := json.Unmarshal(raw, &c); err != nil {
+		seq, err := parseSequence(raw, "decoders", parseDecoder)
+		if err != nil {
 			return nil, err
 		}
-		var seq decSequence
-		for _, r := range c.Decoders {
-			d, err := parseDecoder(r)
-			if err != nil {
-				return nil, err
-			}
-			seq = append(seq, d)
-		}
-		return seq, nil
+		return decSequence(seq), nil
 	case "ByteLevel":
 		return byteLevelDec{}, nil
 	case "ByteFallback":

@@ -23,21 +23,11 @@ func parseNormalizer(raw []byte) (normalizer, error) {
 	}
 	switch typ {
 	case "Sequence":
-		var c struct {
-			Normalizers []json.RawMessage `json:"normalizers"`
-		}
-		if err := json.Unmarshal(raw, &c); err != nil {
+		seq, err := parseSequence(raw, "normalizers", parseNormalizer)
+		if err != nil {
 			return nil, err
 		}
-		var seq normSequence
-		for _, r := range c.Normalizers {
-			n, err := parseNormalizer(r)
-			if err != nil {
-				return nil, err
-			}
-			seq = append(seq, n)
-		}
-		return seq, nil
+		return normSequence(seq), nil
 	case "NFC":
 		return unicodeNorm{norm.NFC}, nil
 	case "NFD":

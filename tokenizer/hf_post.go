@@ -20,21 +20,11 @@ func parsePostProcessor(raw []byte) (postProcessor, error) {
 	}
 	switch typ {
 	case "Sequence":
-		var c struct {
-			Processors []json.RawMessage `json:"processors"`
-		}
-		if err := json.Unmarshal(raw, &c); err != nil {
+		seq, err := parseSequence(raw, "processors", parsePostProcessor)
+		if err != nil {
 			return nil, err
 		}
-		var seq postSequence
-		for _, r := range c.Processors {
-			p, err := parsePostProcessor(r)
-			if err != nil {
-				return nil, err
-			}
-			seq = append(seq, p)
-		}
-		return seq, nil
+		return postSequence(seq), nil
 	case "ByteLevel":
 		// ByteLevel only moves offsets.
 		return &templateProcessor{}, nil

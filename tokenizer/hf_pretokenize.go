@@ -21,21 +21,11 @@ func parsePreTokenizer(raw []byte) (preTokenizer, error) {
 	}
 	switch typ {
 	case "Sequence":
-		var c struct {
-			PreTokenizers []json.RawMessage `json:"pretokenizers"`
-		}
-		if err := json.Unmarshal(raw, &c); err != nil {
+		seq, err := parseSequence(raw, "pretokenizers", parsePreTokenizer)
+		if err != nil {
 			return nil, err
 		}
-		var seq preSequence
-		for _, r := range c.PreTokenizers {
-			p, err := parsePreTokenizer(r)
-			if err != nil {
-				return nil, err
-			}
-			seq = append(seq, p)
-		}
-		return seq, nil
+		return preSequence(seq), nil
 	case "ByteLevel":
 		c := struct {
 			AddPrefixSpace bool  `json:"add_prefix_space"`
