@@ -259,7 +259,7 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 		return nil, failure("%s: %v", flag, err)
 	}
 	rows, err := dataset.Load(ctx, datasetParams(cfg, model), dataset.Env{
-		Tok: tok, Py: py, NP: np, Out: out,
+		Tok: tok, Py: py, NP: np, Out: out, CacheDir: userCache(env.Getenv),
 		Fetch: func(ctx context.Context, repoType, repoID, file string) (string, error) {
 			return hc.Download(ctx, repoType, repoID, file, "main")
 		},
@@ -569,6 +569,22 @@ func checkSupported(cfg *Config) error {
 		return usage("--warmup-requests: must not be negative, got %d", cfg.WarmupRequests)
 	}
 	return nil
+}
+
+// userCache is where datasets keep what they reuse between runs:
+// $XDG_CACHE_HOME/benchserve, else ~/.cache/benchserve.
+func userCache(getenv func(string) string) string {
+	if d := getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "benchserve")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".cache", "benchserve")
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "benchserve")
+	}
+	return filepath.Join(d, "benchserve")
 }
 
 // redact hides a password in a URL (https://user:xxxxx@host), so that

@@ -2,10 +2,341 @@ package dataset
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"hash/fnv"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"benchserve/internal/pyfmt"
+	"benchserve/internal/pyjson"
+	"benchserve/internal/pyrand"
 )
 
-// loadGSP is not written yet.
+// chatBackends are the backends that can hold a multi-turn conversation.
+var chatBackends = map[string]bool{"sglang-oai-chat": true, "vllm-chat": true, "lmdeploy-chat": true}
+
+// loadGSP is sample_generated_shared_prefix_requests: groups of prompts
+// that share a random system prompt, each followed by its own random
+// question. --num-prompts is ignored: there are groups × prompts per group
+// rows.
 func loadGSP(ctx context.Context, p Params, env Env) ([]Row, error) {
-	return nil, fmt.Errorf("--dataset-name %s: not supported yet", p.Name)
+	if err := checkGSP(p); err != nil {
+		return nil, err
+	}
+	dist, alpha := p.GSPGroupDistribution, 0.0
+	if dist == "" {
+		dist = "uniform"
+	}
+	if dist == "zipf" {
+		alpha = *p.GSPZipfAlpha
+	}
+	cache := gspCachePath(p, env)
+	useCache := p.GSPRangeRatio == 1 && !p.GSPSendRoutingKey && p.GSPNumTurns == 1
+	if useCache && cache != "" {
+		rows, err := readGSPCache(cache)
+		if err == nil {
+			fmt.Fprintf(env.Out, "\nLoading cached generated input data from %s\n", cache)
+			return rows, nil
+		}
+		if !gspNotExist(err) {
+			fmt.Fprintf(env.Out, "Warning: ignoring the GSP cache %s: %v\n", cache, err)
+		}
+	}
+	if !useCache {
+		fmt.Fprintf(env.Out, "\nCache bypassed (range_ratio=%s, send_routing_key=%s, num_turns=%d)\n",
+			pyfmt.Float(p.GSPRangeRatio), pyBool(p.GSPSendRoutingKey), p.GSPNumTurns)
+	}
+	alphaRepr := "None"
+	if p.GSPZipfAlpha != nil {
+		alphaRepr = pyfmt.Float(*p.GSPZipfAlpha)
+	}
+	groups, ppg, turns := p.GSPNumGroups, p.GSPPromptsPerGroup, p.GSPNumTurns
+	fmt.Fprintf(env.Out, "\nGenerating new input data... (num_groups=%d, %d, system_prompt_len=%d, question_len=%d, output_len=%d, range_ratio=%s, num_turns=%d, group_distribution=%s, zipf_alpha=%s)\n",
+		groups, ppg, p.GSPSystemPromptLen, p.GSPQuestionLen, p.GSPOutputLen, pyfmt.Float(p.GSPRangeRatio), turns, pyfmt.Quote(dist), alphaRepr)
+
+	runKey := ""
+	if p.GSPSendRoutingKey {
+		var b [4]byte
+		_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
+		runKey = hex.EncodeToString(b[:]) + "_" + time.Now().Format("20060102150405") + "_"
+	}
+
+	// Lengths from NumPy's global generator, then token ids from Python's,
+	// in the reference's order; decoding does not draw, so it runs in
+	// parallel afterwards.
+	sysLens, err := randomLens(env.NP, p.GSPSystemPromptLen, p.GSPRangeRatio, groups, "--gsp-system-prompt-len")
+	if err != nil {
+		return nil, err
+	}
+	qLens, err := randomLens(env.NP, p.GSPQuestionLen, p.GSPRangeRatio, groups*ppg*turns, "--gsp-question-len")
+	if err != nil {
+		return nil, err
+	}
+	outLens, err := randomLens(env.NP, p.GSPOutputLen, p.GSPRangeRatio, groups*ppg, "--gsp-output-len")
+	if err != nil {
+		return nil, err
+	}
+	pool := vocabPool(env.Tok)
+	if len(pool) == 0 && (p.GSPSystemPromptLen > 0 || p.GSPQuestionLen > 0) {
+		return nil, fmt.Errorf("--dataset-name generated-shared-prefix: tokenizer %s has no ordinary tokens to draw prompts from", env.Tok.Name())
+	}
+	sysIDs := drawPrompts(env.Py, pool, sysLens)
+	qIDs := drawPrompts(env.Py, pool, qLens)
+	sys := make([]string, groups)
+	questions := make([]string, len(qIDs))
+	parallel(groups+len(qIDs), workers, func(i int) {
+		if i < groups {
+			sys[i] = env.Tok.Decode(sysIDs[i])
+		} else {
+			questions[i-groups] = env.Tok.Decode(qIDs[i-groups])
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	assign, err := gspAssign(p, dist, alpha)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]Row, len(assign))
+	special := env.Tok.NumSpecialTokensToAdd()
+	parallel(len(rows), workers, func(slot int) {
+		g := assign[slot]
+		q := questions[slot*turns : (slot+1)*turns] // slot is src_g*ppg + src_p
+		first := sys[g] + "\n\n" + q[0]
+		r := &rows[slot]
+		r.OutputLen = outLens[slot]
+		if p.GSPFastPrepare {
+			r.PromptLen = 1
+		} else {
+			r.PromptLen = env.Tok.Count(first) + special
+		}
+		r.TextPromptLen = r.PromptLen
+		if runKey != "" {
+			r.RoutingKey = runKey + strconv.Itoa(g)
+		}
+		if turns == 1 {
+			r.Text = first
+			return
+		}
+		r.Turns = make([][]byte, turns)
+		r.Turns[0] = userMessage(first)
+		for t := 1; t < turns; t++ {
+			r.Turns[t] = userMessage(q[t])
+		}
+	})
+	group := assign // each row's group, kept in step for the cache
+	if !p.GSPOrdered {
+		group = append([]int(nil), assign...)
+		env.Py.Shuffle(len(rows), func(i, j int) {
+			rows[i], rows[j] = rows[j], rows[i]
+			group[i], group[j] = group[j], group[i]
+		})
+	}
+
+	w := env.Out
+	fmt.Fprintf(w, "\nGenerated shared prefix dataset statistics:\n")
+	fmt.Fprintf(w, "Number of groups: %d\n", groups)
+	fmt.Fprintf(w, "Prompts per group: %d\n", ppg)
+	fmt.Fprintf(w, "Number of turns: %d\n", turns)
+	fmt.Fprintf(w, "Group distribution: %s\n", dist)
+	if dist == "zipf" {
+		fmt.Fprintf(w, "Zipf alpha: %s\n", pyfmt.Float(alpha))
+	}
+	fmt.Fprintf(w, "Total prompts: %d\n", len(rows))
+	if !p.GSPFastPrepare {
+		in, out := 0, 0
+		for i := range rows {
+			in += rows[i].PromptLen
+			out += rows[i].OutputLen
+		}
+		fmt.Fprintf(w, "Total input tokens: %d\n", in)
+		fmt.Fprintf(w, "Total output tokens: %d\n", out)
+		fmt.Fprintf(w, "Average system prompt length: %.1f tokens\n", meanTokens(env, sys))
+		fmt.Fprintf(w, "Average question length: %.1f tokens\n\n", meanTokens(env, questions))
+	}
+	if useCache && cache != "" {
+		fmt.Fprintf(w, "Caching generated input data to %s\n", cache)
+		if err := writeGSPCache(cache, sys, rows, group); err != nil {
+			fmt.Fprintf(w, "Warning: could not write the GSP cache: %v\n", err)
+		}
+	}
+	return rows, nil
+}
+
+// checkGSP validates what the reference checks in argparse and in the
+// dataset, and what would make it divide by zero.
+func checkGSP(p Params) error {
+	if p.TokenizePrompt {
+		return fmt.Errorf("--tokenize-prompt: not supported by --dataset-name generated-shared-prefix (only random and random-ids)")
+	}
+	switch {
+	case p.GSPNumGroups <= 0:
+		return fmt.Errorf("--gsp-num-groups: must be > 0, got %d", p.GSPNumGroups)
+	case p.GSPPromptsPerGroup <= 0:
+		return fmt.Errorf("--gsp-prompts-per-group: must be > 0, got %d", p.GSPPromptsPerGroup)
+	case p.GSPNumTurns <= 0:
+		return fmt.Errorf("--gsp-num-turns: must be >= 1, got %d", p.GSPNumTurns)
+	case p.GSPNumTurns > 1 && p.Backend != "" && !chatBackends[p.Backend]:
+		return fmt.Errorf("--gsp-num-turns %d: multi-turn conversations need a chat backend (sglang-oai-chat, vllm-chat or lmdeploy-chat), not --backend %s", p.GSPNumTurns, p.Backend)
+	}
+	r := p.GSPRangeRatio
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return fmt.Errorf("--gsp-range-ratio %v: not a finite number", r)
+	}
+	for _, l := range []struct {
+		flag string
+		full int
+	}{{"--gsp-system-prompt-len", p.GSPSystemPromptLen}, {"--gsp-question-len", p.GSPQuestionLen}, {"--gsp-output-len", p.GSPOutputLen}} {
+		if l.full > 0 && math.Trunc(float64(l.full)*r) > float64(l.full) {
+			return fmt.Errorf("--gsp-range-ratio %s: the shortest length %.0f exceeds %s %d",
+				strconv.FormatFloat(r, 'g', -1, 64), math.Trunc(float64(l.full)*r), l.flag, l.full)
+		}
+	}
+	switch p.GSPGroupDistribution {
+	case "", "uniform":
+		if p.GSPZipfAlpha != nil {
+			return fmt.Errorf("--gsp-zipf-alpha is only meaningful with --gsp-group-distribution=zipf; remove --gsp-zipf-alpha or set --gsp-group-distribution=zipf")
+		}
+	case "zipf":
+		if p.GSPZipfAlpha == nil {
+			return fmt.Errorf("--gsp-group-distribution=zipf requires --gsp-zipf-alpha (a finite float > 0)")
+		}
+		if a := *p.GSPZipfAlpha; math.IsNaN(a) || math.IsInf(a, 0) || a <= 0 {
+			return fmt.Errorf("--gsp-zipf-alpha must be a finite float > 0, got %s", pyfmt.Float(a))
+		}
+	default:
+		return fmt.Errorf("--gsp-group-distribution must be 'uniform' or 'zipf', got %s", pyfmt.Quote(p.GSPGroupDistribution))
+	}
+	return nil
+}
+
+// gspAssign gives each slot its group: uniform is [0]*ppg + [1]*ppg + ...;
+// zipf draws from numpy.random.default_rng(seed), apart from the global
+// generators, with p[i] ∝ 1/(i+1)^alpha, so group 0 is the hottest.
+func gspAssign(p Params, dist string, alpha float64) ([]int, error) {
+	total := p.GSPNumGroups * p.GSPPromptsPerGroup
+	if dist == "uniform" {
+		out := make([]int, total)
+		for i := range out {
+			out[i] = i / p.GSPPromptsPerGroup
+		}
+		return out, nil
+	}
+	if p.Seed < 0 {
+		return nil, fmt.Errorf("--seed %d: the zipf group distribution needs a seed >= 0", p.Seed)
+	}
+	out, err := pyrand.NewGenerator(uint64(p.Seed)).ChoiceP(zipfProbs(p.GSPNumGroups, alpha), total)
+	if err != nil {
+		return nil, fmt.Errorf("--gsp-zipf-alpha %s: %v", pyfmt.Float(alpha), err)
+	}
+	return out, nil
+}
+
+// zipfProbs is _zipf_group_probs: 1/rank**alpha over ranks 1..n, divided
+// by its (pairwise, as NumPy's) sum. math.Pow may differ from the C
+// library's pow in the last bit, as NumPy's own SIMD pow does between
+// machines; a draw would have to land within that of a boundary to differ.
+func zipfProbs(n int, alpha float64) []float64 {
+	w := make([]float64, n)
+	for i := range w {
+		w[i] = 1 / math.Pow(float64(i+1), alpha)
+	}
+	s := pyrand.PairwiseSum(w)
+	for i := range w {
+		w[i] /= s
+	}
+	return w
+}
+
+// drawPrompts is gen_prompt's random.choices for each length in turn; the
+// ids are decoded later.
+func drawPrompts(py *pyrand.Python, pool []int, lens []int) [][]int {
+	out := make([][]int, len(lens))
+	n := float64(len(pool))
+	for i, k := range lens {
+		ids := make([]int, k)
+		for j := range ids {
+			ids[j] = pool[int(math.Floor(py.Random()*n))]
+		}
+		out[i] = ids
+	}
+	return out
+}
+
+// meanTokens is the mean of len(encode(s)) over texts.
+func meanTokens(env Env, texts []string) float64 {
+	counts := make([]int, len(texts))
+	parallel(len(texts), workers, func(i int) { counts[i] = env.Tok.Count(texts[i]) })
+	sum := 0
+	for _, c := range counts {
+		sum += c + env.Tok.NumSpecialTokensToAdd()
+	}
+	return float64(sum) / float64(len(texts))
+}
+
+// userMessage is [{"role": "user", "content": text}] as json.dumps writes it.
+func userMessage(text string) []byte {
+	b := make([]byte, 0, len(text)+40)
+	b = append(b, `[{"role": "user", "content": `...)
+	b = pyjson.AppendString(b, text)
+	return append(b, "}]"...)
+}
+
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}
+
+// gspCacheName is the reference's cache file name, with the tokenizer's
+// name (made safe for a file name) for its class name, and two suffixes
+// the reference lacks so that a cache is never reused for a run it does not
+// fit: "_fast" for --gsp-fast-prepare and "_ordered" for --gsp-ordered.
+func gspCacheName(p Params, tokName string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "gen_shared_prefix_%d_%d_%d_%d_%d_%d", p.Seed, p.GSPNumGroups, p.GSPPromptsPerGroup,
+		p.GSPSystemPromptLen, p.GSPQuestionLen, p.GSPOutputLen)
+	if p.GSPGroupDistribution == "zipf" {
+		fmt.Fprintf(&b, "_zipf_%s", pyfmt.Float(*p.GSPZipfAlpha))
+	}
+	if p.GSPFastPrepare {
+		b.WriteString("_fast")
+	}
+	if p.GSPOrdered {
+		b.WriteString("_ordered")
+	}
+	b.WriteByte('_')
+	b.WriteString(safeName(tokName))
+	b.WriteString(".gsp")
+	return b.String()
+}
+
+// safeName keeps letters, digits, '.', '-' and '_' and replaces the rest,
+// adding a hash of the original when anything was replaced, so that
+// "a/b" and "a_b" stay apart.
+func safeName(s string) string {
+	out := []byte(s)
+	changed := false
+	for i, c := range out {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			out[i] = '_'
+			changed = true
+		}
+	}
+	if len(out) > 100 {
+		out, changed = out[len(out)-100:], true
+	}
+	if !changed {
+		return s
+	}
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return string(out) + "-" + strconv.FormatUint(uint64(h.Sum32()), 16)
 }

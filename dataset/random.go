@@ -3,6 +3,9 @@ package dataset
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	"benchserve/tokenizer"
 )
 
 // loadRandom is sample_random_requests: lengths drawn with numpy, then
@@ -26,48 +29,55 @@ func loadRandom(ctx context.Context, p Params, env Env) ([]Row, error) {
 		}
 	}
 
-	var ids [][]int
+	var units [][]int // each row's ids repeat its unit to its length
+	var label string
 	if p.Name == "random" {
-		path, label, err := shareGPTPath(ctx, p, env)
-		if err != nil {
+		var path string
+		if path, label, err = shareGPTPath(ctx, p, env); err != nil {
 			return nil, err
 		}
-		if ids, err = shareGPTTokens(ctx, path, label, inLens, env); err != nil {
+		if units, err = shareGPTUnits(ctx, path, label, len(inLens), env); err != nil {
 			return nil, err
 		}
-		shortfall(env.Out, label, len(ids), n)
-	} else {
-		if ids, err = consecutiveIDs(inLens, env); err != nil {
-			return nil, err
-		}
+	} else if units, err = consecutiveIDs(inLens, env); err != nil {
+		return nil, err
 	}
 
-	rows := make([]Row, len(ids))
+	rows := make([]Row, len(units))
 	parallel(len(rows), workers, func(i int) {
 		r := &rows[i]
 		r.PromptLen, r.TextPromptLen, r.OutputLen = inLens[i], inLens[i], outLens[i]
-		if p.TokenizePrompt {
-			r.IDs = ids[i]
-		} else {
-			r.Text = env.Tok.Decode(ids[i])
-			ids[i] = nil
+		switch {
+		case p.TokenizePrompt && len(units[i]) == inLens[i]:
+			r.IDs = units[i]
+		case p.TokenizePrompt:
+			r.IDs = repeatIDs(units[i], inLens[i])
+		default:
+			r.Text = repeatDecode(env.Tok, units[i], inLens[i])
 		}
+		units[i] = nil
 	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if p.Name == "random" {
+		shortfall(env.Out, label, len(rows), n)
+	}
 	printSums(env.Out, inLens[:len(rows)], outLens[:len(rows)])
 	return rows, nil
 }
 
-// shareGPTTokens walks the shuffled ShareGPT prompts, tokenized with
-// special tokens, and cuts or repeats each to the next target length.
-// Empty prompts are skipped; the file may run out before every target is met.
-func shareGPTTokens(ctx context.Context, path, label string, targets []int, env Env) ([][]int, error) {
+// shareGPTUnits walks the shuffled ShareGPT prompts, tokenized with
+// special tokens, and returns the ids of the first n that are not empty.
+// The file may run out first.
+func shareGPTUnits(ctx context.Context, path, label string, n int, env Env) ([][]int, error) {
 	c, err := openCorpus(ctx, path, label)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
 	env.Py.Shuffle(len(c.pairs), func(i, j int) { c.pairs[i], c.pairs[j] = c.pairs[j], c.pairs[i] })
-	if len(targets) == 0 {
+	if n == 0 {
 		return nil, nil
 	}
 
@@ -82,23 +92,17 @@ func shareGPTTokens(ctx context.Context, path, label string, targets []int, env 
 		}
 		return encoded{ids: env.Tok.Encode(text, true)}
 	}
-	out := make([][]int, 0, len(targets))
+	out := make([][]int, 0, n)
 	var walkErr error
 	err = ahead(ctx, len(c.pairs), workers, encode, func(_ int, e encoded) bool {
 		if e.err != nil {
 			walkErr = e.err
 			return false
 		}
-		if len(e.ids) == 0 {
-			return true
+		if len(e.ids) > 0 {
+			out = append(out, e.ids)
 		}
-		// (ids * ceil(target/len))[:target]
-		ids := make([]int, targets[len(out)])
-		for j := range ids {
-			ids[j] = e.ids[j%len(e.ids)]
-		}
-		out = append(out, ids)
-		return len(out) < len(targets)
+		return len(out) < n
 	})
 	if err == nil {
 		err = walkErr
@@ -106,8 +110,77 @@ func shareGPTTokens(ctx context.Context, path, label string, targets []int, env 
 	return out, err
 }
 
+// repeatIDs is (unit * ceil(n/len(unit)))[:n]; an empty unit gives none.
+func repeatIDs(unit []int, n int) []int {
+	if len(unit) == 0 {
+		return []int{}
+	}
+	ids := make([]int, n)
+	k := copy(ids, unit)
+	for k < n {
+		k += copy(ids[k:], ids[:k])
+	}
+	return ids
+}
+
+// repeatDecode is Decode(repeatIDs(unit, n)) without decoding every copy.
+// A prompt of 8,192 tokens is a short ShareGPT prompt U repeated k times
+// and then cut (P, a prefix of U). Its text is that of the first copy (A),
+// then the same text D for each further copy, then a tail T, assuming what
+// every tokenizer.json decoder and tiktoken do: a token's text depends on
+// its neighbours and on whether it is the first, not on tokens further
+// away. Decoding U+P and U+U+P gives A+T and A+D+T. When the second ends
+// with the first, A+D is X+A for the X before it, and then A+D^(k-1) is
+// X^(k-1)+A: the text is X^(k-1)+A+T. Otherwise decoding U as well gives A
+// and D; when even those do not fit, the ids are decoded in full.
+func repeatDecode(tok tokenizer.Tokenizer, unit []int, n int) string {
+	l := len(unit)
+	if n <= l {
+		return tok.Decode(unit[:n])
+	}
+	if l == 0 || n <= 4*l {
+		// Few copies: decoding them all costs no more than the check.
+		return tok.Decode(repeatIDs(unit, n))
+	}
+	k, r := n/l, n%l
+	buf := make([]int, 2*l+r) // U, U, P
+	copy(buf, unit)
+	copy(buf[l:], unit)
+	copy(buf[2*l:], unit[:r])
+	at := tok.Decode(buf[l:])
+	adt := tok.Decode(buf)
+	head, rest := "", at // the text is head, k-1 times, then rest
+	if x, ok := strings.CutSuffix(adt, at); ok {
+		head = x
+	} else {
+		a := tok.Decode(buf[:l])
+		t, ok := strings.CutPrefix(at, a)
+		dlen := len(adt) - len(at)
+		if !ok || dlen < 0 || !strings.HasPrefix(adt, a) || adt[len(a)+dlen:] != t {
+			return tok.Decode(repeatIDs(unit, n))
+		}
+		d := adt[len(a) : len(a)+dlen]
+		var b strings.Builder
+		b.Grow(len(a) + (k-1)*len(d) + len(t))
+		b.WriteString(a)
+		for range k - 1 {
+			b.WriteString(d)
+		}
+		b.WriteString(t)
+		return b.String()
+	}
+	var b strings.Builder
+	b.Grow((k-1)*len(head) + len(rest))
+	for range k - 1 {
+		b.WriteString(head)
+	}
+	b.WriteString(rest)
+	return b.String()
+}
+
 // consecutiveIDs gives prompt i the ids (offset_i + i + j) % vocab_size for
 // j < target_i, the offsets drawn with np.random.randint(0, vocab_size, N).
+// It returns each prompt's ids in full, as units of one copy.
 func consecutiveIDs(targets []int, env Env) ([][]int, error) {
 	v := env.Tok.VocabSize()
 	if v <= 0 {

@@ -3,7 +3,10 @@ package dataset
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
+
+	"benchserve/tokenizer"
 )
 
 // assistantSuffix ends a prompt when --prompt-suffix is set.
@@ -13,14 +16,12 @@ const assistantSuffix = "Assistant:"
 // conversation, shuffled with Python's random, tokenized in order and kept
 // unless too short or too long, until --num-prompts rows are built.
 func loadShareGPT(ctx context.Context, p Params, env Env) ([]Row, error) {
-	if p.SharegptOutputLen != nil && *p.SharegptOutputLen < 4 {
-		return nil, fmt.Errorf("--sharegpt-output-len %d: too small, must be at least 4", *p.SharegptOutputLen)
-	}
 	if p.TokenizePrompt {
 		return nil, fmt.Errorf("--tokenize-prompt: not supported by --dataset-name sharegpt (only random and random-ids)")
 	}
-	if p.ApplyChatTemplate {
-		return nil, fmt.Errorf("--apply-chat-template: tokenizer %s has no chat template (chat templates are not supported yet)", env.Tok.Name())
+	rules, err := newTextRules(p, env)
+	if err != nil {
+		return nil, err
 	}
 	path, label, err := shareGPTPath(ctx, p, env)
 	if err != nil {
@@ -33,51 +34,28 @@ func loadShareGPT(ctx context.Context, p Params, env Env) ([]Row, error) {
 	defer c.Close()
 	env.Py.Shuffle(len(c.pairs), func(i, j int) { c.pairs[i], c.pairs[j] = c.pairs[j], c.pairs[i] })
 
-	special := env.Tok.NumSpecialTokensToAdd()
-	type tokenized struct {
-		prompt            string
-		promptLen, outLen int
-		err               error
-	}
 	// Each pair is tokenized on its own, so the work runs ahead of the walk
 	// in parallel while the walk keeps the reference's order.
-	measure := func(i int) (t tokenized) {
+	measure := func(i int) measured {
 		pr := c.pairs[i]
-		if t.prompt, t.err = c.text(pr.prompt); t.err != nil {
-			return t
+		prompt, err := c.text(pr.prompt)
+		if err != nil {
+			return measured{err: err}
 		}
-		if p.PromptSuffix != "" {
-			t.prompt = strings.TrimSuffix(t.prompt, assistantSuffix) + p.PromptSuffix + assistantSuffix
-		}
-		// encode() adds special tokens; Count does not.
-		t.promptLen = env.Tok.Count(t.prompt) + special
-		if p.SharegptOutputLen != nil {
-			t.outLen = *p.SharegptOutputLen
-			return t
-		}
-		var completion string
-		if completion, t.err = c.text(pr.completion); t.err != nil {
-			return t
-		}
-		t.outLen = env.Tok.Count(completion) + special
-		return t
+		return rules.measure(prompt, func() (string, error) { return c.text(pr.completion) })
 	}
 
 	rows := make([]Row, 0, min(p.NumPrompts, len(c.pairs)))
 	var walkErr error
 	if p.NumPrompts > 0 {
-		err = ahead(ctx, len(c.pairs), workers, measure, func(_ int, t tokenized) bool {
-			if t.err != nil {
-				walkErr = t.err
+		err = ahead(ctx, len(c.pairs), workers, measure, func(_ int, m measured) bool {
+			if m.err != nil {
+				walkErr = m.err
 				return false
 			}
-			if t.promptLen < 2 || t.outLen < 2 {
-				return true
+			if rules.keep(m) {
+				rows = append(rows, Row{Text: m.prompt, PromptLen: m.promptLen, OutputLen: m.outLen, TextPromptLen: m.promptLen})
 			}
-			if cl := p.SharegptContextLen; cl != nil && *cl != 0 && t.promptLen+t.outLen > *cl {
-				return true
-			}
-			rows = append(rows, Row{Text: t.prompt, PromptLen: t.promptLen, OutputLen: t.outLen, TextPromptLen: t.promptLen})
 			return len(rows) < p.NumPrompts
 		})
 	}
@@ -87,11 +65,114 @@ func loadShareGPT(ctx context.Context, p Params, env Env) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	shortfall(env.Out, label, len(rows), p.NumPrompts)
+	printRowSums(env.Out, rows)
+	return rows, nil
+}
+
+// printRowSums prints the rows' totals as printSums does.
+func printRowSums(w io.Writer, rows []Row) {
 	in, out := make([]int, len(rows)), make([]int, len(rows))
 	for i, r := range rows {
 		in[i], out[i] = r.PromptLen, r.OutputLen
 	}
-	shortfall(env.Out, label, len(rows), p.NumPrompts)
-	printSums(env.Out, in, out)
-	return rows, nil
+	printSums(w, in, out)
+}
+
+// textRules are sharegpt's rules for one prompt and completion, which the
+// custom dataset's text rows share: --prompt-suffix, --apply-chat-template,
+// the token counts, and the prune rules.
+type textRules struct {
+	tok        tokenizer.Tokenizer
+	special    int
+	suffix     string
+	chat       tokenizer.ChatTemplater // nil without --apply-chat-template
+	bos        string
+	fixedOut   *int
+	contextLen *int
+}
+
+// measured is one pair with its prompt rewritten and both lengths counted.
+type measured struct {
+	prompt            string
+	promptLen, outLen int
+	err               error
+}
+
+func newTextRules(p Params, env Env) (*textRules, error) {
+	if p.SharegptOutputLen != nil && *p.SharegptOutputLen < 4 {
+		return nil, fmt.Errorf("--sharegpt-output-len %d: too small, must be at least 4", *p.SharegptOutputLen)
+	}
+	r := &textRules{tok: env.Tok, special: env.Tok.NumSpecialTokensToAdd(), suffix: p.PromptSuffix,
+		fixedOut: p.SharegptOutputLen, contextLen: p.SharegptContextLen}
+	if p.ApplyChatTemplate {
+		chat, err := chatTemplater(env.Tok, "--apply-chat-template")
+		if err != nil {
+			return nil, err
+		}
+		r.chat, r.bos = chat, env.Tok.BOSToken()
+	}
+	return r, nil
+}
+
+// measure rewrites prompt and counts it, and the completion unless
+// --sharegpt-output-len fixes the output length.
+func (r *textRules) measure(prompt string, completion func() (string, error)) (m measured) {
+	if r.suffix != "" {
+		prompt = strings.TrimSuffix(prompt, assistantSuffix) + r.suffix + assistantSuffix
+	}
+	if r.chat != nil {
+		if prompt, m.err = userTemplate(r.chat, prompt, r.bos); m.err != nil {
+			return m
+		}
+	}
+	m.prompt = prompt
+	// encode() adds special tokens; Count does not.
+	m.promptLen = r.tok.Count(prompt) + r.special
+	if r.fixedOut != nil {
+		m.outLen = *r.fixedOut
+		return m
+	}
+	var text string
+	if text, m.err = completion(); m.err != nil {
+		return m
+	}
+	m.outLen = r.tok.Count(text) + r.special
+	return m
+}
+
+// keep is the prune rule: at least 2 tokens each way, and within
+// --sharegpt-context-len when it is set and not 0.
+func (r *textRules) keep(m measured) bool {
+	if m.promptLen < 2 || m.outLen < 2 {
+		return false
+	}
+	if cl := r.contextLen; cl != nil && *cl != 0 && m.promptLen+m.outLen > *cl {
+		return false
+	}
+	return true
+}
+
+// chatTemplater returns the tokenizer's chat templates, or an error naming
+// what (a flag or a dataset) needs them.
+func chatTemplater(tok tokenizer.Tokenizer, what string) (tokenizer.ChatTemplater, error) {
+	chat, ok := tok.(tokenizer.ChatTemplater)
+	if h, isHF := tok.(interface{ HasChatTemplate() bool }); !ok || isHF && !h.HasChatTemplate() {
+		return nil, fmt.Errorf("%s: tokenizer %s has no chat template (pass --tokenizer with a Hugging Face tokenizer that has one)", what, tok.Name())
+	}
+	return chat, nil
+}
+
+// userTemplate renders one user message with the generation prompt, as
+// text, then removes every occurrence of the BOS token's text (the
+// server adds its own).
+func userTemplate(chat tokenizer.ChatTemplater, text, bos string) (string, error) {
+	s, err := chat.ApplyChatTemplate([]tokenizer.Message{{Role: "user", Content: text}}, tokenizer.ChatOptions{AddGenerationPrompt: true})
+	if err != nil {
+		return "", fmt.Errorf("--apply-chat-template: %v", err)
+	}
+	if bos != "" {
+		s = strings.ReplaceAll(s, bos, "")
+	}
+	return s, nil
 }
