@@ -15,7 +15,9 @@ import (
 
 const (
 	prog        = "benchserve"
-	description = "Benchmark the online serving throughput."
+	description = "Benchmark the online serving throughput. Other commands, each with --help: " +
+		"\"benchserve sim\" (a simulated inference server), \"benchserve tokenize\" (run a tokenizer on stdin), " +
+		"\"benchserve calibrate\" (measure this client's own error against the simulator)."
 )
 
 // UsageError is a bad command line. main prints "benchserve: error: <Msg>"
