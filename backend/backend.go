@@ -5,9 +5,11 @@
 package backend
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -91,6 +93,22 @@ type Options struct {
 	CacheReport bool
 	// Timeout bounds each request; 0 means the reference tool's 6 hours.
 	Timeout time.Duration
+	// Counter, when set, counts the tokens of each successful reply's text
+	// as the request ends (Record.TextTokens, TextCounted): the metrics'
+	// retokenized output count, taken while the text is at hand. Use the
+	// tokenizer the metrics are given.
+	Counter Counter
+	// DropText leaves the text out of the records Counter has counted,
+	// except for sglang-oai and sglang-oai-chat, whose text the metrics
+	// may retokenize chunk by chunk (see ChunkLens). Records then hold
+	// little more than their gaps, 4 bytes a token.
+	DropText bool
+}
+
+// Counter counts the tokens of a text, as
+// len(tokenizer.encode(text, add_special_tokens=False)).
+type Counter interface {
+	Count(text string) int
 }
 
 // DefaultTimeout is the reference tool's total limit per request.
@@ -132,6 +150,9 @@ type Client struct {
 	header http.Header // read-only, shared by all requests
 	host   string      // a custom Host header, which net/http takes from Request.Host
 	http   *http.Client
+	// chunkLens: the records keep ChunkLens and their text (sglang-oai,
+	// sglang-oai-chat: §5.1's retokenized ITL).
+	chunkLens bool
 }
 
 // New returns a client for the backend name. header holds the auth and
@@ -151,7 +172,8 @@ func New(name, baseURL string, opt Options, header http.Header, client *http.Cli
 	if opt.Timeout <= 0 {
 		opt.Timeout = DefaultTimeout
 	}
-	c := &Client{name: name, kind: k, url: baseURL + paths[k], opt: opt, http: client, header: http.Header{}}
+	c := &Client{name: name, kind: k, url: baseURL + paths[k], opt: opt, http: client, header: http.Header{},
+		chunkLens: name == "sglang-oai" || name == "sglang-oai-chat"}
 	if k != kindTRT {
 		for key, vals := range header {
 			c.header[http.CanonicalHeaderKey(key)] = append([]string(nil), vals...)
@@ -173,6 +195,25 @@ func (c *Client) Name() string { return c.name }
 
 // URL is the API URL requests go to.
 func (c *Client) URL() string { return c.url }
+
+// Preconnect opens n keep-alive connections to the server at once and
+// keeps them for the requests to come: the first requests of a run then
+// find a connection ready instead of each connecting on its own (at high
+// concurrency the client connects one after another, and a request's
+// TTFT, which like the reference's starts before connecting, counts the
+// wait). It does nothing without keep-alive, for https, or with a client
+// not made by NewHTTPClient; it returns the first connect error.
+func (c *Client) Preconnect(ctx context.Context, n int) error {
+	t, ok := c.http.Transport.(*transport)
+	if !ok {
+		return nil
+	}
+	u, err := url.Parse(c.url)
+	if err != nil || u.Scheme != "http" {
+		return nil
+	}
+	return t.preconnect(ctx, hostPort(&http.Request{URL: u}), n)
+}
 
 // CloseIdleConnections closes the client's idle keep-alive connections.
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }

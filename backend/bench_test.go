@@ -56,7 +56,7 @@ func BenchmarkStream(b *testing.B) {
 				r.Reset(body)
 				rec := record.Record{}
 				c.read(context.Background(), r, &rec, time.Now(), benchChunks)
-				if !rec.Success || len(rec.ITL) != benchChunks-1 {
+				if !rec.Success || rec.Gaps.Len() != benchChunks-1 {
 					b.Fatalf("%s: %+v", backend, rec.Error)
 				}
 			}
@@ -82,7 +82,7 @@ func BenchmarkChunk(b *testing.B) {
 			var p parser
 			rec := record.Record{}
 			st := time.Now()
-			p.reset(c.kind, false, st, &rec, 1<<20)
+			p.reset(c, st, &rec, 1<<20)
 			p.line(lines[99], st)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -92,10 +92,24 @@ func BenchmarkChunk(b *testing.B) {
 				if err := p.line(line, st); err != nil {
 					b.Fatal(err)
 				}
-				if len(p.itl) > 1<<16 {
-					p.itl, p.chunkLens, p.text = p.itl[:0], p.chunkLens[:0], p.text[:0]
+				if p.itl.Len() > 1<<16 {
+					p.itl.Reset()
+					p.chunkLens, p.text = p.chunkLens[:0], p.text[:0]
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkBody builds a completions body for a prompt of about 1 KB of
+// mixed-script text, as random-ids prompts decode to.
+func BenchmarkBody(b *testing.B) {
+	c, _ := New("vllm", "http://h", Options{Stream: true, IgnoreEOS: true}, nil, nil)
+	text := strings.Repeat(" the quick brown fox, café 世界 naïve ", 24)
+	in := &Input{Text: text, OutputLen: 96, Model: "meta-llama/Llama-3.1-8B-Instruct"}
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Body(in)
 	}
 }

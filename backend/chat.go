@@ -44,7 +44,7 @@ func (p *parser) chatDoc(doc []byte, at time.Time) error {
 	if meta, _ := first.Get("meta_info"); meta.Kind == jsonscan.Object {
 		p.specInfo(meta.Raw)
 	}
-	if p.cacheReport {
+	if p.c.opt.CacheReport {
 		p.sglextCache(&f)
 	}
 	return nil

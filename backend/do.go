@@ -44,12 +44,22 @@ func putConn(c *conn) {
 	if cap(c.p.text) > keepBuffer {
 		c.p.text = nil
 	}
-	c.p = parser{text: c.p.text, chunk: c.p.chunk, cacheRaw: c.p.cacheRaw}
+	if cap(c.p.tmpl) > keepBuffer {
+		c.p.tmpl = nil
+	}
+	if c.p.itl.Len() > keepBuffer/4 {
+		c.p.itl = record.Gaps{}
+	}
+	if cap(c.p.chunkLens) > keepBuffer/4 {
+		c.p.chunkLens = nil
+	}
+	c.p = parser{text: c.p.text, chunk: c.p.chunk, cacheRaw: c.p.cacheRaw, tmpl: c.p.tmpl, itl: c.p.itl, chunkLens: c.p.chunkLens}
 	conns.Put(c)
 }
 
 // Do sends one request and fills rec: Start (seconds since epoch, stamped
-// just before sending), Success, Latency, TTFT, ITL, ChunkLens, Text,
+// just before sending), Success, Latency, TTFT, Gaps, ChunkLens (see
+// Client.chunkLens), Text or its token count (see Options.Counter),
 // PromptLen (when the server reports prompt_tokens), OutputLen, Error and
 // the cache and speculative-decoding fields. The caller has set the input
 // lengths and PromptLen. All failures end up in rec.Error, as one line,
@@ -92,7 +102,7 @@ func (c *Client) read(ctx context.Context, body io.Reader, rec *record.Record, s
 	cn := getConn()
 	defer putConn(cn)
 	p := &cn.p
-	p.reset(c.kind, c.opt.CacheReport, st, rec, outputLen)
+	p.reset(c, st, rec, outputLen)
 	var err error
 	if c.kind == kindTRT || (c.opt.Stream && c.kind != kindEmbeddings) {
 		err = c.readStream(body, cn) // trt always streams
@@ -236,18 +246,6 @@ func embeddingsDoc(doc []byte) error {
 	return nil
 }
 
-// fit drops the unused capacity of a slice the record keeps, when it is
-// large: records live until the run ends.
-func fit[T any](s []T) []T {
-	if len(s) == 0 {
-		return []T{}
-	}
-	if cap(s)-len(s) > len(s)/4+16 {
-		return slices.Clone(s)
-	}
-	return s
-}
-
 func fail(rec *record.Record, kind, msg string) {
 	rec.Success = false
 	rec.Error = msg
@@ -259,35 +257,51 @@ func fail(rec *record.Record, kind, msg string) {
 // reference, it keeps the TTFT and ITL gathered so far (they appear in
 // --output-details) but no text, except trt, which builds it in place.
 func (p *parser) fail(kind, msg string) {
+	p.plainText()
 	r := p.rec
 	fail(r, kind, msg)
-	r.ITL = fit(p.itl)
-	if p.kind == kindCompletions || p.kind == kindChat {
-		r.ChunkLens = fit(p.chunkLens)
+	r.Gaps = p.itl.Clone()
+	if p.c.chunkLens {
+		r.ChunkLens = slices.Clone(p.chunkLens)
 	}
 	if p.kind == kindTRT {
 		r.Text = string(p.text)
 	}
 }
 
+// keepText stores the text of a successful reply, or only its token count
+// (see Options.DropText).
+func (p *parser) keepText() {
+	r, c := p.rec, p.c
+	if c.chunkLens {
+		r.ChunkLens = slices.Clone(p.chunkLens)
+	}
+	text := string(p.text)
+	if c.opt.Counter != nil {
+		r.TextTokens, r.TextCounted = c.opt.Counter.Count(text), true
+		if c.opt.DropText && !c.chunkLens {
+			return
+		}
+	}
+	r.Text = text
+}
+
 // finish completes a successful request.
 func (p *parser) finish() {
+	p.plainText()
 	r := p.rec
 	r.Success = true
 	r.Error, r.ErrorKind = "", ""
 	r.Latency = p.latency
-	r.Text = string(p.text)
-	r.ITL = fit(p.itl)
-	if p.kind == kindCompletions || p.kind == kindChat {
-		r.ChunkLens = fit(p.chunkLens)
-	}
+	r.Gaps = p.itl.Clone()
+	p.keepText()
 	switch p.kind {
 	case kindNative, kindCompletions, kindChat:
 		r.OutputLen = p.outputLen
 	case kindEmbeddings:
 		r.OutputLen = 0
 	}
-	if p.cacheReport && (p.kind == kindNative || p.kind == kindCompletions || p.kind == kindChat) {
+	if p.c.opt.CacheReport && (p.kind == kindNative || p.kind == kindCompletions || p.kind == kindChat) {
 		var d *record.CacheDetails
 		if p.haveCache {
 			d = decodeCacheDetails(p.cacheRaw)

@@ -156,8 +156,8 @@ func TestEndToEnd(t *testing.T) {
 			if !rec.Success {
 				t.Fatalf("failed: %s", rec.Error)
 			}
-			if rec.Text != c.text || rec.OutputLen != c.out || rec.PromptLen != c.prompt || len(rec.ITL) != c.itl {
-				t.Errorf("text %q out %d prompt %d itl %v", rec.Text, rec.OutputLen, rec.PromptLen, rec.ITL)
+			if rec.Text != c.text || rec.OutputLen != c.out || rec.PromptLen != c.prompt || rec.Gaps.Len() != c.itl {
+				t.Errorf("text %q out %d prompt %d itl %v", rec.Text, rec.OutputLen, rec.PromptLen, rec.Gaps.Seconds())
 			}
 			if rec.Start < 0 || rec.Start > sec(took)+sec(time.Since(epoch)) {
 				t.Errorf("start %v", rec.Start)
@@ -180,10 +180,10 @@ func TestEndToEnd(t *testing.T) {
 				}
 				// Chunk k+1 cannot arrive before it was sent, k gaps after the first.
 				at := rec.TTFT
-				for k, x := range rec.ITL {
+				for k, x := range rec.Gaps.Seconds() {
 					at += x
 					if at < sec(firstDelay+time.Duration(k+1)*gapDelay) || x > sec(gapDelay+slack) {
-						t.Errorf("ITL %v: chunk %d at %v", rec.ITL, k+2, at)
+						t.Errorf("ITL %v: chunk %d at %v", rec.Gaps.Seconds(), k+2, at)
 					}
 				}
 			}
@@ -408,7 +408,7 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	for i, r := range recs {
-		if !r.Success || r.Text != "xxxxx" || len(r.ITL) != 4 || r.OutputLen != 5 {
+		if !r.Success || r.Text != "xxxxx" || r.Gaps.Len() != 4 || r.OutputLen != 5 {
 			t.Fatalf("request %d: %+v", i, r)
 		}
 	}

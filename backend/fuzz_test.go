@@ -44,8 +44,8 @@ func FuzzRead(f *testing.F) {
 				if rec.ErrorKind != "" {
 					t.Fatalf("%s: success with error kind %q", backend, rec.ErrorKind)
 				}
-				if rec.ChunkLens != nil && len(rec.ChunkLens) != len(rec.ITL) {
-					t.Fatalf("%s: %d chunk lengths, %d ITL", backend, len(rec.ChunkLens), len(rec.ITL))
+				if rec.ChunkLens != nil && len(rec.ChunkLens) != rec.Gaps.Len() {
+					t.Fatalf("%s: %d chunk lengths, %d ITL", backend, len(rec.ChunkLens), rec.Gaps.Len())
 				}
 				if rec.Latency < rec.TTFT || rec.TTFT < 0 {
 					t.Fatalf("%s: TTFT %v latency %v", backend, rec.TTFT, rec.Latency)

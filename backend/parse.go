@@ -17,15 +17,15 @@ const maxTokenJump = 1 << 20
 // parser applies one backend's rules to the lines (or the one document) of
 // a response. It is reused across requests through a pool.
 type parser struct {
-	kind        kind
-	cacheReport bool
-	st          time.Time // just before the request was sent
-	rec         *record.Record
+	c    *Client
+	kind kind
+	st   time.Time // just before the request was sent
+	rec  *record.Record
 
 	text      []byte // generated text
 	chunk     []byte // the current chunk's text
-	itl       []float64
-	chunkLens []int32
+	itl       record.Gaps
+	chunkLens []int32   // only when c.chunkLens
 	started   bool      // the first token came (TTFT is set)
 	last      time.Time // the reference's most_recent_timestamp
 	latency   float64
@@ -41,18 +41,24 @@ type parser struct {
 	cached    int
 	cacheRaw  []byte // the last cached_tokens_details object
 	haveCache bool
+	textLit   bool // text holds the JSON string literal of the text (native)
+
+	// tmpl is the last chunk parsed in full when its content came from one
+	// string, tmpl[hotStart:hotEnd] (hotEnd 0: no template). A chunk equal
+	// to it outside that string needs no parse (see quick).
+	tmpl             []byte
+	hotStart, hotEnd int
+	hot              jsonscan.Value // set by completions and chat: the content string
+	noQuick          bool           // tests: parse every chunk in full
 }
 
-func (p *parser) reset(k kind, cacheReport bool, st time.Time, rec *record.Record, outputLen int) {
+// reset readies a pooled parser for a request of c, keeping its buffers.
+func (p *parser) reset(c *Client, st time.Time, rec *record.Record, outputLen int) {
+	p.itl.Reset()
 	*p = parser{
-		kind: k, cacheReport: cacheReport, st: st, rec: rec, last: st, outputLen: outputLen,
-		text: p.text[:0], chunk: p.chunk[:0], cacheRaw: p.cacheRaw[:0],
-	}
-	if k != kindEmbeddings {
-		p.itl = make([]float64, 0, min(max(outputLen, 0), 1<<10))
-	}
-	if k == kindCompletions || k == kindChat {
-		p.chunkLens = make([]int32, 0, min(max(outputLen, 0), 1<<10))
+		c: c, kind: c.kind, st: st, rec: rec, last: st, outputLen: outputLen,
+		text: p.text[:0], chunk: p.chunk[:0], cacheRaw: p.cacheRaw[:0], tmpl: p.tmpl[:0],
+		itl: p.itl, chunkLens: p.chunkLens[:0],
 	}
 }
 
@@ -88,6 +94,60 @@ func (p *parser) line(line []byte, at time.Time) error {
 
 // doc handles one JSON document: a stream chunk or a whole response.
 func (p *parser) doc(b []byte, at time.Time) error {
+	if p.hotEnd > 0 && p.quick(b, at) {
+		return nil
+	}
+	p.hotEnd, p.hot = 0, jsonscan.Value{}
+	err := p.parse(b, at)
+	if err == nil && p.hot.Kind == jsonscan.String && !p.whole && !p.noQuick {
+		p.hotStart = cap(b) - cap(p.hot.Raw) // p.hot.Raw is a slice of b
+		p.hotEnd = p.hotStart + len(p.hot.Raw)
+		p.tmpl = append(p.tmpl[:0], b...)
+	}
+	return err
+}
+
+// quick handles a chunk that equals the template outside its content
+// string, which holds a valid string literal: the chunk is then valid JSON
+// and every other member is the template's, whose effects (prompt and
+// completion tokens, cache details) are already applied, since the template
+// is the last chunk parsed in full. Only the content remains to be taken.
+// Streams mostly repeat one shape (vLLM and SGLang change only the text
+// from chunk to chunk), so most chunks take this path.
+func (p *parser) quick(b []byte, at time.Time) bool {
+	pre, suf := p.tmpl[:p.hotStart], p.tmpl[p.hotEnd:]
+	if len(b) < len(pre)+len(suf)+2 || string(b[:len(pre)]) != string(pre) || string(b[len(b)-len(suf):]) != string(suf) {
+		return false
+	}
+	s := b[len(pre) : len(b)-len(suf)]
+	if !jsonscan.IsString(s) {
+		return false
+	}
+	p.content(jsonscan.Value{Kind: jsonscan.String, Raw: s}, at)
+	return true
+}
+
+// plainText decodes the text native left as a JSON literal.
+func (p *parser) plainText() {
+	if p.textLit {
+		p.chunk = jsonscan.Value{Kind: jsonscan.String, Raw: p.text}.AppendString(p.chunk[:0])
+		p.text, p.chunk = p.chunk, p.text
+		p.textLit = false
+	}
+}
+
+// content takes a chunk's content string: a chunk with text is a token.
+func (p *parser) content(v jsonscan.Value, at time.Time) {
+	p.chunk = v.AppendString(p.chunk[:0])
+	if len(p.chunk) == 0 {
+		return
+	}
+	p.token(at, len(p.chunk))
+	p.text = append(p.text, p.chunk...)
+}
+
+// parse handles a document in full.
+func (p *parser) parse(b []byte, at time.Time) error {
 	var f fields
 	v, err := jsonscan.ParseObject(b, f.pick)
 	if err != nil {
@@ -147,35 +207,46 @@ type fields struct {
 
 // pick keeps the member if it is one the parsers read.
 func (f *fields) pick(k []byte, val jsonscan.Value) {
-	switch {
-	case jsonscan.KeyIs(k, "choices"):
+	switch string(k) {
+	case "choices":
 		f.choices = val
-	case jsonscan.KeyIs(k, "usage"):
+	case "usage":
 		f.usage = val
-	case jsonscan.KeyIs(k, "meta_info"):
+	case "meta_info":
 		f.meta = val
-	case jsonscan.KeyIs(k, "sglext"):
+	case "sglext":
 		f.sglext = val
-	case jsonscan.KeyIs(k, "text"):
+	case "text":
 		f.text = val
-	case jsonscan.KeyIs(k, "text_output"):
+	case "text_output":
 		f.textOutput = val
-	case jsonscan.KeyIs(k, "error"):
+	case "error":
 		f.err = val
-	case jsonscan.KeyIs(k, "object"):
+	case "object":
 		f.object = val
+	default:
+		if bytes.IndexByte(k, '\\') >= 0 { // a key spelled with escapes
+			for _, name := range fieldNames {
+				if jsonscan.KeyIs(k, name) {
+					f.pick([]byte(name), val)
+					return
+				}
+			}
+		}
 	}
 }
 
+var fieldNames = []string{"choices", "usage", "meta_info", "sglext", "text", "text_output", "error", "object"}
+
 // token records a chunk with content: the first sets TTFT, each later one
-// adds a per-chunk ITL (and, for the OpenAI backends, its byte length).
+// adds a per-chunk ITL (and, for sglang-oai(-chat), its byte length).
 func (p *parser) token(at time.Time, n int) {
 	if !p.started {
 		p.started = true
 		p.rec.TTFT = at.Sub(p.st).Seconds()
 	} else {
-		p.itl = append(p.itl, at.Sub(p.last).Seconds())
-		if p.kind == kindCompletions || p.kind == kindChat {
+		p.itl.Append(at.Sub(p.last))
+		if p.c.chunkLens {
 			p.chunkLens = append(p.chunkLens, int32(min(n, 1<<31-1)))
 		}
 	}
@@ -189,7 +260,13 @@ func (p *parser) promptLen(f *fields) {
 	if !reported.Truthy() {
 		reported = f.meta
 	}
-	if pt, ok := reported.Get("prompt_tokens"); ok && pt.Truthy() {
+	pt, _ := reported.Get("prompt_tokens")
+	p.promptTokens(pt)
+}
+
+// promptTokens takes a prompt_tokens member (Invalid: absent).
+func (p *parser) promptTokens(pt jsonscan.Value) {
+	if pt.Truthy() {
 		if n, ok := pt.Int(); ok {
 			p.rec.PromptLen = int(n)
 		}
@@ -211,6 +288,7 @@ func (p *parser) usageOutputLen(f *fields) {
 // with content, or a whole reply with no text and no completion tokens.
 // Embeddings generate nothing by design.
 func (p *parser) empty() bool {
+	p.plainText()
 	switch {
 	case p.kind == kindEmbeddings:
 		return false
@@ -261,7 +339,7 @@ func stringField(v jsonscan.Value, name string) (jsonscan.Value, error) {
 func (p *parser) completions(f *fields, at time.Time) error {
 	if p.kind == kindCompletions {
 		p.promptLen(f)
-		if p.cacheReport {
+		if p.c.opt.CacheReport {
 			p.sglextCache(f)
 		}
 	}
@@ -280,15 +358,14 @@ func (p *parser) completions(f *fields, at time.Time) error {
 	if err != nil {
 		return fmt.Errorf("choices[0].%w", err)
 	}
+	p.hot = text
 	if len(text.Raw) <= 2 {
 		if p.whole && p.kind == kindCompletions {
 			p.reportedTokens(f.usage)
 		}
 		return nil
 	}
-	p.chunk = text.AppendString(p.chunk[:0])
-	p.token(at, len(p.chunk))
-	p.text = append(p.text, p.chunk...)
+	p.content(text, at)
 	if p.kind == kindCompletions {
 		p.usageOutputLen(f)
 	}
@@ -298,7 +375,7 @@ func (p *parser) completions(f *fields, at time.Time) error {
 func (p *parser) chat(f *fields, at time.Time) error {
 	p.usageOutputLen(f)
 	p.promptLen(f)
-	if p.cacheReport {
+	if p.c.opt.CacheReport {
 		p.sglextCache(f)
 	}
 	first, ok := f.choices.First()
@@ -343,29 +420,73 @@ func (p *parser) chatContent(m jsonscan.Value) error {
 		return fmt.Errorf("content is a JSON %s, not a string", c.Kind)
 	}
 	p.chunk = r.AppendString(p.chunk[:0])
+	if len(p.chunk) == 0 {
+		p.hot = c // the content alone makes the chunk
+	}
 	p.chunk = c.AppendString(p.chunk)
 	return nil
 }
 
+// metaFields are the meta_info members native reads, taken in one walk
+// (the last of repeated keys, as Get does; Invalid when absent).
+type metaFields struct {
+	accept, prompt, completion, cached, cacheDetails jsonscan.Value
+}
+
+var metaNames = []string{"spec_accept_length", "prompt_tokens", "completion_tokens", "cached_tokens", "cached_tokens_details"}
+
+func (m *metaFields) pick(k []byte, v jsonscan.Value) {
+	switch string(k) {
+	case "spec_accept_length":
+		m.accept = v
+	case "prompt_tokens":
+		m.prompt = v
+	case "completion_tokens":
+		m.completion = v
+	case "cached_tokens":
+		m.cached = v
+	case "cached_tokens_details":
+		m.cacheDetails = v
+	default:
+		if bytes.IndexByte(k, '\\') >= 0 {
+			for _, name := range metaNames {
+				if jsonscan.KeyIs(k, name) {
+					m.pick([]byte(name), v)
+					return
+				}
+			}
+		}
+	}
+}
+
 func (p *parser) native(f *fields, at time.Time) error {
-	if sal, ok := f.meta.Get("spec_accept_length"); ok && !sal.IsNull() {
+	var m metaFields
+	it := f.meta.Members()
+	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
+		m.pick(k, v)
+	}
+	if sal := m.accept; !sal.IsNull() {
 		if x, ok := sal.Float(); ok {
 			p.rec.SpecAcceptLength = x
 		}
 	}
-	p.promptLen(f)
-	if p.whole {
-		p.reportedTokens(f.meta)
+	if f.usage.Truthy() {
+		p.promptLen(f)
+	} else {
+		p.promptTokens(m.prompt)
 	}
-	if p.cacheReport {
+	if p.whole {
+		if n, ok := m.completion.Int(); ok {
+			p.reported = int(n)
+		}
+	}
+	if p.c.opt.CacheReport {
 		p.cached = 0
-		if ct, ok := f.meta.Get("cached_tokens"); ok {
-			if n, ok := ct.Int(); ok {
-				p.cached = int(n)
-			}
+		if n, ok := m.cached.Int(); ok {
+			p.cached = int(n)
 		}
 		p.haveCache = false
-		if d, ok := f.meta.Get("cached_tokens_details"); ok && d.Kind == jsonscan.Object && d.Truthy() {
+		if d := m.cacheDetails; d.Kind == jsonscan.Object && d.Truthy() {
 			p.cacheRaw = append(p.cacheRaw[:0], d.Raw...)
 			p.haveCache = true
 		}
@@ -377,10 +498,11 @@ func (p *parser) native(f *fields, at time.Time) error {
 	default:
 		return nil
 	}
-	p.text = f.text.AppendString(p.text[:0]) // cumulative: a replacement
-	ct, ok := f.meta.Get("completion_tokens")
-	n, isInt := ct.Int()
-	if !ok || !isInt {
+	// The text is cumulative: each chunk replaces it. It is decoded once,
+	// when the reply ends (plainText).
+	p.text, p.textLit = append(p.text[:0], f.text.Raw...), true
+	n, isInt := m.completion.Int()
+	if !isInt {
 		return errors.New("a chunk with text has no integer meta_info.completion_tokens")
 	}
 	p.outputLen = int(n)
@@ -395,9 +517,10 @@ func (p *parser) native(f *fields, at time.Time) error {
 		if newTokens > maxTokenJump {
 			return fmt.Errorf("meta_info.completion_tokens jumped by %d in one chunk", newTokens)
 		}
-		gap := at.Sub(p.last).Seconds() / float64(newTokens)
+		// The chunk's gap spread over its tokens, to the nanosecond.
+		gap := (at.Sub(p.last) + time.Duration(newTokens/2)) / time.Duration(newTokens)
 		for range newTokens {
-			p.itl = append(p.itl, gap)
+			p.itl.Append(gap)
 		}
 	}
 	p.last = at

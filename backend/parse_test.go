@@ -93,16 +93,16 @@ func check(t *testing.T, name string, rec *record.Record, w want) {
 	if rec.PromptLen != w.promptLen {
 		t.Errorf("%s: prompt len %d, want %d", name, rec.PromptLen, w.promptLen)
 	}
-	if w.itl >= 0 && len(rec.ITL) != w.itl {
-		t.Errorf("%s: %d ITL entries, want %d", name, len(rec.ITL), w.itl)
+	if w.itl >= 0 && rec.Gaps.Len() != w.itl {
+		t.Errorf("%s: %d ITL entries, want %d", name, rec.Gaps.Len(), w.itl)
 	}
-	if rec.ChunkLens != nil && len(rec.ChunkLens) != len(rec.ITL) {
-		t.Errorf("%s: %d chunk lengths for %d ITL entries", name, len(rec.ChunkLens), len(rec.ITL))
+	if rec.ChunkLens != nil && len(rec.ChunkLens) != rec.Gaps.Len() {
+		t.Errorf("%s: %d chunk lengths for %d ITL entries", name, len(rec.ChunkLens), rec.Gaps.Len())
 	}
 	if w.ok && rec.Latency < rec.TTFT {
 		t.Errorf("%s: latency %v < TTFT %v", name, rec.Latency, rec.TTFT)
 	}
-	for _, x := range rec.ITL {
+	for _, x := range rec.Gaps.Seconds() {
 		if x < 0 || math.IsNaN(x) {
 			t.Errorf("%s: bad ITL %v", name, x)
 		}
@@ -142,6 +142,11 @@ func streamTexts(t *testing.T, body []byte) []string {
 	}
 	return out
 }
+
+// sglangName is the sglang backend that reads the same wire format as an
+// OpenAI backend and keeps chunk lengths.
+var sglangName = map[string]string{"vllm": "sglang-oai", "vllm-chat": "sglang-oai-chat",
+	"sglang-oai": "sglang-oai", "sglang-oai-chat": "sglang-oai-chat"}
 
 func TestWireFixtures(t *testing.T) {
 	stream := Options{Stream: true, IgnoreEOS: true}
@@ -196,7 +201,13 @@ func TestWireFixtures(t *testing.T) {
 			if w.ok && len(texts) > 0 && rec.TTFT <= 0 {
 				t.Errorf("%s: no TTFT", c.fixture)
 			}
-			if w.ok && c.opt.Stream && len(texts) > 1 {
+			if w.ok && c.opt.Stream && len(texts) > 1 && sglangName[c.backend] != "" {
+				// The same reply read as sglang-oai(-chat), whose records
+				// keep the chunk lengths.
+				rec := parse(client(t, sglangName[c.backend], c.opt), body, seed, req, pl)
+				if len(rec.ChunkLens) != len(texts)-1 {
+					t.Fatalf("%s: %d chunk lengths for %d chunks", c.fixture, len(rec.ChunkLens), len(texts))
+				}
 				for i, n := range rec.ChunkLens {
 					if int(n) != len(texts[i+1]) {
 						t.Fatalf("%s: chunk %d length %d, want %d", c.fixture, i+1, n, len(texts[i+1]))
@@ -217,7 +228,7 @@ func feedTimed(t *testing.T, c *Client, body string, ms []float64, outputLen, pr
 	rec := &record.Record{PromptLen: promptLen, OutputLen: outputLen}
 	var p parser
 	st := time.Unix(1000, 0)
-	p.reset(c.kind, c.opt.CacheReport, st, rec, outputLen)
+	p.reset(c, st, rec, outputLen)
 	var lines []string
 	for _, l := range strings.Split(body, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
@@ -249,12 +260,13 @@ func checkTimes(t *testing.T, name string, rec *record.Record, ttft, latency flo
 	if !near(rec.TTFT, ttft) || !near(rec.Latency, latency) {
 		t.Errorf("%s: TTFT %v latency %v, want %v %v", name, rec.TTFT, rec.Latency, ttft, latency)
 	}
-	if len(rec.ITL) != len(itl) {
-		t.Fatalf("%s: ITL %v, want %v", name, rec.ITL, itl)
+	got := rec.Gaps.Seconds()
+	if len(got) != len(itl) {
+		t.Fatalf("%s: ITL %v, want %v", name, got, itl)
 	}
 	for i := range itl {
-		if !near(rec.ITL[i], itl[i]) {
-			t.Fatalf("%s: ITL %v, want %v", name, rec.ITL, itl)
+		if !near(got[i], itl[i]) {
+			t.Fatalf("%s: ITL %v, want %v", name, got, itl)
 		}
 	}
 }
@@ -351,6 +363,11 @@ func TestCompletionsTiming(t *testing.T) {
 	// [DONE] at 29: latency runs to [DONE].
 	rec := feedTimed(t, client(t, "vllm", Options{Stream: true}), body, []float64{20, 26, 27, 28, 29}, 8, 100)
 	checkTimes(t, "completions", rec, 0.020, 0.029, []float64{0.006})
+	if rec.ChunkLens != nil {
+		t.Errorf("chunk lengths set for vllm: %v", rec.ChunkLens)
+	}
+	// Only sglang-oai's records keep them (the metrics' retokenized ITL).
+	rec = feedTimed(t, client(t, "sglang-oai", Options{Stream: true}), body, []float64{20, 26, 27, 28, 29}, 8, 100)
 	if len(rec.ChunkLens) != 1 || rec.ChunkLens[0] != 3 {
 		t.Errorf("chunk lengths %v, want [3]", rec.ChunkLens)
 	}
@@ -461,8 +478,8 @@ func TestParserReuse(t *testing.T) {
 	c := client(t, "sglang", Options{Stream: true})
 	long := parse(c, fixture(t, "generate/stream"), 1, 64, 100)
 	short := parse(c, []byte("data: {\"text\":\"z\",\"meta_info\":{\"completion_tokens\":1}}\ndata: [DONE]\n"), 1, 64, 100)
-	if long.Text != "Hello, world! é😀" || short.Text != "z" || len(short.ITL) != 0 || short.PromptLen != 100 {
-		t.Errorf("reuse: %q / %q %v %d", long.Text, short.Text, short.ITL, short.PromptLen)
+	if long.Text != "Hello, world! é😀" || short.Text != "z" || short.Gaps.Len() != 0 || short.PromptLen != 100 {
+		t.Errorf("reuse: %q / %q %v %d", long.Text, short.Text, short.Gaps.Seconds(), short.PromptLen)
 	}
 	if !bytes.Equal([]byte(long.Text), []byte("Hello, world! é😀")) {
 		t.Error("first record's text changed by the second request")

@@ -2,7 +2,7 @@ package backend
 
 import (
 	"context"
-	"net/http/httptest"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -65,7 +65,14 @@ func TestSimulatorFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(s.Handler())
+		// Served as "benchserve sim" serves, on its own listener.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(ln); err != nil {
+			t.Fatal(err)
+		}
 		// The targets run at once: the timeouts then cost their time once.
 		recs := make([]record.Record, len(targets))
 		var wg sync.WaitGroup
@@ -74,7 +81,7 @@ func TestSimulatorFaults(t *testing.T) {
 			if want(tg, f) == record.KindTimeout {
 				opt.Timeout = 300 * time.Millisecond
 			}
-			c, err := New(tg.backend, srv.URL, opt, nil, NewHTTPClient(ClientOptions{KeepAlive: true}))
+			c, err := New(tg.backend, s.URL(), opt, nil, NewHTTPClient(ClientOptions{KeepAlive: true}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +108,6 @@ func TestSimulatorFaults(t *testing.T) {
 				t.Errorf("%s: no text", name)
 			}
 		}
-		srv.Close()
 		s.Close()
 	}
 }

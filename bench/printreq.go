@@ -38,9 +38,9 @@ func (r *runner) printEnd(rid string, started float64, rec *record.Record) {
 		return
 	}
 	now := unixTime()
-	itl := make([]string, len(rec.ITL))
-	for i, v := range rec.ITL {
-		itl[i] = pyfmt.Float(v)
+	itl := make([]string, 0, rec.Gaps.Len())
+	for _, d := range rec.Gaps.All() {
+		itl = append(itl, pyfmt.Float(d.Seconds()))
 	}
 	fmt.Fprintf(r.env.Stdout, "rid=%s time=%s time_delta=%s message=\"request end\" output=\"RequestFuncOutput(generated_text='...', success=%s, latency=%s, ttft=%s, tpot=None, itl=[%s], prompt_len=%d, error=%s, output_len=%d, start_time=%s, cached_tokens=%d)\"\n",
 		rid, pyfmt.Float(now), pyfmt.Float(now-started), pyBool(rec.Success), pyfmt.Float(rec.Latency), pyfmt.Float(rec.TTFT),

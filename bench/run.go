@@ -302,6 +302,15 @@ func floats(v []float64) []byte {
 	return append(b, ']')
 }
 
+func conversations(rows []dataset.Row) bool {
+	for i := range rows {
+		if rows[i].Turns != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // errorKinds counts the failed records by kind, as a JSON object in the
 // order the kinds first appear.
 func errorKinds(recs []record.Record) []byte {
@@ -370,6 +379,20 @@ type runner struct {
 	sem    chan struct{}
 }
 
+// preconnects is how many connections to open before the run: the
+// concurrency limit, or every request of a burst, else a few; never more
+// than 4096.
+func (r *runner) preconnects() int {
+	n := min(len(r.rows), 64)
+	switch {
+	case r.sem != nil:
+		n = min(len(r.rows), cap(r.sem))
+	case math.IsInf(r.cfg.RequestRate, 1):
+		n = len(r.rows)
+	}
+	return min(n, 4096)
+}
+
 func (r *runner) setup(base string, auth http.Header, hopt backend.ClientOptions) error {
 	cfg := r.cfg
 	h := auth.Clone()
@@ -397,6 +420,12 @@ func (r *runner) setup(base string, auth http.Header, hopt backend.ClientOptions
 	if cfg.RequestTimeout != nil {
 		opt.Timeout = seconds(*cfg.RequestTimeout)
 	}
+	// Each reply's tokens are counted when it ends; its text is then kept
+	// only where something still needs it: the details, the next round of
+	// a conversation, or the chunks the metrics retokenize for sglang-oai*.
+	opt.Counter = r.tok
+	opt.DropText = !cfg.OutputDetails && !cfg.PrintRequests && !conversations(r.rows) &&
+		cfg.Backend != "sglang-oai" && cfg.Backend != "sglang-oai-chat"
 	client, err := backend.New(cfg.Backend, base, opt, h, backend.NewHTTPClient(hopt))
 	if err != nil {
 		return usage("%v", err)
@@ -452,6 +481,13 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 		case <-inflight.Done():
 		}
 	}()
+	// Connections are opened before the clock starts, as many as the run
+	// will have in flight at first, so that no measured TTFT pays for a
+	// TCP connect (the reference connects inside every request; see
+	// --no-keepalive).
+	if err := r.client.Preconnect(ctx, r.preconnects()); err != nil {
+		return nil, failure("connecting to %s: %v", redact(r.client.URL()), err)
+	}
 	check := startSelfCheck(len(recs))
 	start := time.Now()
 	end := r.dispatch(ctx, inflight, recs, start, bar, check)

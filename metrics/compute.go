@@ -23,8 +23,9 @@ type Options struct {
 }
 
 // Compute is the reference tool's calculate_metrics over recs, in dispatch
-// order, for a run of dur seconds. tok retokenizes the generated text; a nil
-// tok counts nothing. The input totals are the records' dataset estimates,
+// order, for a run of dur seconds. tok retokenizes the generated text (a
+// record's TextTokens when TextCounted: they must come from the same
+// tokenizer); a nil tok counts nothing. The input totals are the records' dataset estimates,
 // so a caller that must report 0 input tokens (multi-turn) zeroes them.
 func Compute(recs []record.Record, dur float64, tok TokenCounter, opt Options) Summary {
 	s := Summary{Duration: dur, OutputLens: make([]int, len(recs))}
@@ -41,14 +42,14 @@ func Compute(recs []record.Record, dur float64, tok TokenCounter, opt Options) S
 	for i := range recs {
 		if recs[i].Success {
 			s.Completed++
-			nITL += len(recs[i].ITL)
+			nITL += recs[i].Gaps.Len()
 		}
 	}
 	s.Failed = len(recs) - s.Completed
 	e2e := make([]float64, 0, s.Completed)
 	ttft := make([]float64, 0, s.Completed)
 	tpot := make([]float64, 0, s.Completed)
-	itl := make([]float64, 0, nITL)
+	var itl []float64 // the retokenized ITL only: plain gaps are read from the records
 
 	for i := range recs {
 		r := &recs[i]
@@ -57,7 +58,11 @@ func Compute(recs []record.Record, dur float64, tok TokenCounter, opt Options) S
 		}
 		s.OutputLens[i] = r.OutputLen
 		s.TotalOutput += r.OutputLen
-		if tok != nil {
+		switch {
+		case tok == nil:
+		case r.TextCounted:
+			s.TotalOutputRetokenized += r.TextTokens
+		default:
 			s.TotalOutputRetokenized += tok.Count(r.Text)
 		}
 		s.TotalInput += r.InputLen
@@ -68,8 +73,6 @@ func Compute(recs []record.Record, dur float64, tok TokenCounter, opt Options) S
 		}
 		if retokITL {
 			itl = appendRetokenizedITL(itl, r, tok)
-		} else {
-			itl = append(itl, r.ITL...)
 		}
 		ttft = append(ttft, r.TTFT)
 		e2e = append(e2e, r.Latency)
@@ -88,7 +91,11 @@ func Compute(recs []record.Record, dur float64, tok TokenCounter, opt Options) S
 	s.E2E = describeInPlace(e2e)
 	s.TTFT = describeInPlace(ttft)
 	s.TPOT = describeInPlace(tpot)
-	s.ITL = describeInPlace(itl)
+	if retokITL {
+		s.ITL = describeInPlace(itl)
+	} else {
+		s.ITL = describeGaps(recs, nITL)
+	}
 	s.E2E.Max, s.TTFT.Max, s.TPOT.Max = 0, 0, 0 // the reference has max for ITL only
 
 	s.TokensPerSecond, s.ConcurrentPerSecond = series(recs)
@@ -118,11 +125,12 @@ func appendRetokenizedITL(itl []float64, r *record.Record, tok TokenCounter) []f
 		}
 		total += int(l)
 	}
-	if len(r.ChunkLens) != len(r.ITL) || total < 0 || total > len(r.Text) {
-		return append(itl, r.ITL...)
+	if len(r.ChunkLens) != r.Gaps.Len() || total < 0 || total > len(r.Text) {
+		return append(itl, r.Gaps.Seconds()...)
 	}
 	pos := len(r.Text) - total
-	for k, gap := range r.ITL {
+	for k, d := range r.Gaps.All() {
+		gap := d.Seconds()
 		end := pos + int(r.ChunkLens[k])
 		n := tok.Count(r.Text[pos:end])
 		pos = end
@@ -170,8 +178,8 @@ func series(recs []record.Record) (tokens, concurrent []int) {
 		if d := t - t0; d > -1 && d < fnb { // int(d) in [0, nb)
 			tokens[int(d)]++
 		}
-		for _, g := range r.ITL {
-			t += g
+		for _, d := range r.Gaps.All() {
+			t += d.Seconds()
 			if d := t - t0; d > -1 && d < fnb {
 				tokens[int(d)]++
 			}

@@ -1,9 +1,11 @@
 package metrics
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"benchserve/record"
 )
@@ -17,12 +19,21 @@ var _ TokenCounter = words{}
 
 func ptr(v float64) *float64 { return &v }
 
+// gaps holds the gaps secs, given in seconds, to the nanosecond.
+func gaps(secs ...float64) record.Gaps {
+	var g record.Gaps
+	for _, x := range secs {
+		g.Append(time.Duration(math.Round(x * 1e9)))
+	}
+	return g
+}
+
 func TestComputeTotalsAndFailures(t *testing.T) {
 	recs := []record.Record{
-		{Success: true, Start: 0, Latency: 1.5, TTFT: 0.5, ITL: []float64{0.25, 0.75},
+		{Success: true, Start: 0, Latency: 1.5, TTFT: 0.5, Gaps: gaps(0.25, 0.75),
 			Text: "one two three", InputLen: 10, InputTextLen: 8, InputVisionLen: 2, OutputLen: 3},
 		// A failure: its figures must count nowhere.
-		{Success: false, Start: 0, Latency: 9, TTFT: 9, ITL: []float64{9},
+		{Success: false, Start: 0, Latency: 9, TTFT: 9, Gaps: gaps(9),
 			Text: "x y", InputLen: 100, InputTextLen: 100, OutputLen: 50, Error: "500 Internal Server Error: boom"},
 		// One output token: no TPOT. TTFT 0 (e.g. embeddings) still counts.
 		{Success: true, Start: 0.5, Latency: 0.5, TTFT: 0, Text: "four",
@@ -113,7 +124,7 @@ func TestComputeZeroDuration(t *testing.T) {
 }
 
 func TestComputeNilTokenizer(t *testing.T) {
-	recs := []record.Record{{Success: true, Latency: 1, Text: "a b c", OutputLen: 3, ITL: []float64{0.5},
+	recs := []record.Record{{Success: true, Latency: 1, Text: "a b c", OutputLen: 3, Gaps: gaps(0.5),
 		ChunkLens: []int32{2}}}
 	s := Compute(recs, 1, nil, Options{Backend: "sglang-oai", AcceptLength: ptr(2)})
 	if s.TotalOutputRetokenized != 0 || s.ITL.Mean != 500 {
@@ -126,7 +137,7 @@ func TestComputeNilTokenizer(t *testing.T) {
 func specRecord() record.Record {
 	chunks := []string{"a b ", "c d e ", " ", "f"}
 	r := record.Record{Success: true, Start: 0, TTFT: 0.1, Latency: 1, OutputLen: 7,
-		Text: "hi " + strings.Join(chunks, ""), ITL: []float64{0.2, 0.3, 0.05, 0.1}}
+		Text: "hi " + strings.Join(chunks, ""), Gaps: gaps(0.2, 0.3, 0.05, 0.1)}
 	for _, c := range chunks {
 		r.ChunkLens = append(r.ChunkLens, int32(len(c)))
 	}
@@ -148,7 +159,7 @@ func TestRetokenizedITL(t *testing.T) {
 		}
 	}
 	// Not retokenized: another backend, no accept length, or zero.
-	plain := Describe(specRecord().ITL)
+	plain := Describe(specRecord().Gaps.Seconds())
 	for _, opt := range []Options{
 		{Backend: "vllm", AcceptLength: ptr(2.5)},
 		{Backend: "sglang", AcceptLength: ptr(2.5)},
@@ -180,14 +191,14 @@ func TestPeaks(t *testing.T) {
 	recs := []record.Record{
 		// Tokens at 10.5, 11.0, 11.25, 12.0 -> buckets 0, 1, 1, 2 (t0 = 10).
 		// Runs 10..12 -> concurrency buckets 0, 1, 2 (the end bucket counts).
-		{Success: true, Start: 10, TTFT: 0.5, ITL: []float64{0.5, 0.25, 0.75}, Latency: 2},
+		{Success: true, Start: 10, TTFT: 0.5, Gaps: gaps(0.5, 0.25, 0.75), Latency: 2},
 		// Tokens at 11.25, 11.5, 12.0 -> buckets 1, 1, 2; runs 11..12 -> 1, 2.
-		{Success: true, Start: 11, TTFT: 0.25, ITL: []float64{0.25, 0.5}, Latency: 1},
+		{Success: true, Start: 11, TTFT: 0.25, Gaps: gaps(0.25, 0.5), Latency: 1},
 		// Tokens at 10.0 (bucket 0) and 15.0 (bucket 5, out of range:
 		// B = ceil(12-10)+1 = 3); runs 10..10.5 -> bucket 0.
-		{Success: true, Start: 10, TTFT: 0, ITL: []float64{5}, Latency: 0.5},
+		{Success: true, Start: 10, TTFT: 0, Gaps: gaps(5), Latency: 0.5},
 		// A failure would add tokens and concurrency everywhere.
-		{Success: false, Start: 9, TTFT: 0.5, ITL: []float64{0.1, 0.1, 0.1, 0.1, 0.1, 0.1}, Latency: 9},
+		{Success: false, Start: 9, TTFT: 0.5, Gaps: gaps(0.1, 0.1, 0.1, 0.1, 0.1, 0.1), Latency: 9},
 	}
 	// Tokens per bucket: [2, 4, 2]; concurrency per bucket: [2, 2, 2].
 	s := Compute(recs, 3, words{}, Options{})
@@ -267,12 +278,12 @@ func BenchmarkCompute(b *testing.B) {
 	text := strings.Repeat("word ", nitl)
 	recs := make([]record.Record, nrec)
 	for i := range recs {
-		itl := make([]float64, nitl)
-		for k := range itl {
-			itl[k] = 0.01 + float64((i*7+k*13)%97)*1e-4
+		var itl record.Gaps
+		for k := range nitl {
+			itl.Append(10*time.Millisecond + time.Duration((i*7+k*13)%97)*100*time.Microsecond)
 		}
 		recs[i] = record.Record{Seq: i, Success: i%50 != 0, Start: float64(i) * 0.01, TTFT: 0.2,
-			Latency: 0.2 + 2.56, ITL: itl, Text: text, InputLen: 512, OutputLen: nitl + 1}
+			Latency: 0.2 + 2.56, Gaps: itl, Text: text, InputLen: 512, OutputLen: nitl + 1}
 	}
 	b.ReportAllocs()
 	for b.Loop() {

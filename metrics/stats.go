@@ -28,15 +28,19 @@ func describeInPlace(xs []float64) Stats {
 	m := mean(xs)
 	sd := stdAround(xs, m)
 	slices.Sort(xs)
-	return Stats{
-		Mean:   m * 1000,
-		Median: medianSorted(xs) * 1000,
-		Std:    sd * 1000,
-		P90:    percentileSorted(xs, 90) * 1000,
-		P95:    percentileSorted(xs, 95) * 1000,
-		P99:    percentileSorted(xs, 99) * 1000,
-		Max:    xs[len(xs)-1] * 1000,
-	}
+	st := Stats{Mean: m * 1000, Std: sd * 1000}
+	orderStats(&st, len(xs), func(k int) float64 { return xs[k] })
+	return st
+}
+
+// orderStats sets the median, the percentiles and the maximum of st from n
+// values, at(k) being the k-th smallest (from 0).
+func orderStats(st *Stats, n int, at func(k int) float64) {
+	st.Median = medianAt(n, at) * 1000
+	st.P90 = percentileAt(n, 90, at) * 1000
+	st.P95 = percentileAt(n, 95, at) * 1000
+	st.P99 = percentileAt(n, 99, at) * 1000
+	st.Max = at(n-1) * 1000
 }
 
 // sum mirrors np.sum / np.add.reduce over a 1-D float64 array in NumPy 2.3
@@ -148,35 +152,33 @@ func pairwiseSumSqDev(a []float64, m float64) float64 {
 	}
 }
 
-// medianSorted mirrors np.median (numpy/lib/_function_base_impl.py
-// _median): np.mean of the middle value, or of the two middle values, of the
-// sorted data. s must not be empty.
-func medianSorted(s []float64) float64 {
-	n := len(s)
+// medianAt mirrors np.median (numpy/lib/_function_base_impl.py _median):
+// np.mean of the middle value, or of the two middle values, of the sorted
+// data; at(k) is its k-th value. n must not be 0.
+func medianAt(n int, at func(int) float64) float64 {
 	if n%2 == 1 {
-		return s[n/2]
+		return at(n / 2)
 	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return (at(n/2-1) + at(n/2)) / 2
 }
 
-// percentileSorted mirrors np.percentile(x, p) with the default "linear"
+// percentileAt mirrors np.percentile(x, p) with the default "linear"
 // method (numpy/lib/_function_base_impl.py: percentile divides q by 100,
 // _quantile takes the virtual index (n-1)*q, _get_indexes its neighbours,
-// _get_gamma the fraction and _lerp interpolates). s must be sorted and not
-// empty.
-func percentileSorted(s []float64, p float64) float64 {
-	n := len(s)
+// _get_gamma the fraction and _lerp interpolates); at(k) is the k-th value
+// of the sorted data. n must not be 0.
+func percentileAt(n int, p float64, at func(int) float64) float64 {
 	q := p / 100
 	virtual := float64(float64(n-1) * q) // rounded before virtual-prev, never fused
 	if virtual >= float64(n-1) {
-		return s[n-1] // _get_indexes: at or past the end takes the last value
+		return at(n - 1) // _get_indexes: at or past the end takes the last value
 	}
 	if virtual < 0 {
-		return s[0]
+		return at(0)
 	}
 	prev := math.Floor(virtual)
 	i := int(prev)
-	return lerp(s[i], s[i+1], virtual-prev)
+	return lerp(at(i), at(i+1), virtual-prev)
 }
 
 // lerp mirrors numpy's _lerp: a + (b-a)*t, computed from b's side when

@@ -1,6 +1,8 @@
 // Package record holds the flat per-request record: the dispatcher stamps it,
 // a backend fills it, and the metrics read it. Times are float64 seconds, as in
-// the reference tool, so that its formulas apply unchanged.
+// the reference tool, so that its formulas apply unchanged; the gaps between
+// chunks, held for every token until the run ends, are kept compactly (Gaps)
+// and read as the same float64 seconds.
 package record
 
 // Record is the outcome of one request (the reference tool's RequestFuncOutput).
@@ -22,14 +24,22 @@ type Record struct {
 	Latency float64
 	// TTFT runs from Start to the first chunk with content; 0 means none came.
 	TTFT float64
-	// ITL holds the gaps between content chunks (per token for /generate).
-	ITL []float64
+	// Gaps holds the gaps between content chunks (per token for /generate):
+	// the reference's itl list, 3 to 4 bytes a gap.
+	Gaps Gaps
 	// ChunkLens holds the byte length in Text of the chunk that ended each ITL
-	// gap. Only the OpenAI backends fill it; the metrics retokenize chunks with
-	// it when the server reports speculative decoding (§5.1 of the spec).
+	// gap. Only the sglang-oai and sglang-oai-chat backends fill it: the
+	// metrics retokenize their chunks with it when the server reports
+	// speculative decoding (§5.1 of the spec).
 	ChunkLens []int32
-	// Text is the generated text.
+	// Text is the generated text. A client may leave it out of a successful
+	// record once it has counted its tokens (TextCounted).
 	Text string
+	// TextTokens is the token count of the generated text, taken when the
+	// request ended, with the tokenizer the metrics use; it counts only
+	// when TextCounted is set.
+	TextTokens  int
+	TextCounted bool
 
 	// InputLen, InputTextLen and InputVisionLen are the dataset's estimates,
 	// which feed the input totals. PromptLen starts as InputLen and is replaced

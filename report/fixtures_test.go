@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"time"
 
 	"benchserve/internal/pyjson"
 	"benchserve/metrics"
@@ -152,15 +153,25 @@ func failuresRun() (Run, metrics.Summary) {
 	return run, s
 }
 
+// gaps holds the gaps secs, given in seconds, to the nanosecond (records
+// keep whole nanoseconds).
+func gaps(secs ...float64) record.Gaps {
+	var g record.Gaps
+	for _, x := range secs {
+		g.Append(time.Duration(math.Round(x * 1e9)))
+	}
+	return g
+}
+
 // failuresRecords are failuresRun's records: a normal one, a failure with
 // a multi-line error, one with a single token and no ITL, and one with
 // non-ASCII text.
 func failuresRecords() []record.Record {
 	return []record.Record{
-		{PromptLen: 10, Success: true, TTFT: 0.020000000000000018, ITL: []float64{0.001, 1.0 / 3, 1e-05}, Text: "Hello, world."},
+		{PromptLen: 10, Success: true, TTFT: 0.020000000000000018, Gaps: gaps(0.001, 0.333333333, 1e-05), Text: "Hello, world."},
 		{PromptLen: 7, Error: "Traceback (most recent call last):\n  File \"x.py\", line 1\nConnectionResetError: [Errno 104] Connection reset by peer\n"},
 		{PromptLen: 5, Success: true, TTFT: 0, Text: "\t"},
-		{PromptLen: 15, Success: true, TTFT: 0.5, ITL: []float64{123456789.0, 0.1}, Text: "caf\u00e9 \u4e16\u754c \U0001F600 \"quoted\" back\\slash\n\x01"},
+		{PromptLen: 15, Success: true, TTFT: 0.5, Gaps: gaps(123456789.0, 0.1), Text: "caf\u00e9 \u4e16\u754c \U0001F600 \"quoted\" back\\slash\n\x01"},
 	}
 }
 
@@ -168,11 +179,11 @@ func failuresRecords() []record.Record {
 // is not valid JSON, and one with a repeated key and a storage backend.
 func cacheRecords() []record.Record {
 	return []record.Record{
-		{PromptLen: 300, Success: true, TTFT: 0.05, ITL: []float64{0.014}, Text: "a", CachedTokens: 128,
+		{PromptLen: 300, Success: true, TTFT: 0.05, Gaps: gaps(0.014), Text: "a", CachedTokens: 128,
 			CacheDetails: &record.CacheDetails{Device: 128, Raw: []byte(`{"device": 128, "host": 0, "storage": 0, "storage_backend": null}`)}},
 		{PromptLen: 310, Success: true, TTFT: 0.045, Text: "b"},
 		{PromptLen: 320, Error: "Service Unavailable: overloaded", CacheDetails: &record.CacheDetails{Raw: []byte(`{"device":`)}},
-		{PromptLen: 330, Success: true, TTFT: 0.06, ITL: []float64{}, Text: "c", CachedTokens: 69,
+		{PromptLen: 330, Success: true, TTFT: 0.06, Gaps: gaps(), Text: "c", CachedTokens: 69,
 			CacheDetails: &record.CacheDetails{Storage: 69, StorageBackend: "hf3fs",
 				Raw: []byte(`{"device":1,"host":0,"storage":69,"storage_backend":"hf3fs","device":0}`)}},
 	}

@@ -114,8 +114,9 @@ func (o *object) details(run Run, s metrics.Summary, recs []record.Record) {
 	o.key("ttfts")
 	o.list(len(recs), func(i int) { o.b = pyjson.AppendFloat(o.b, recs[i].TTFT) })
 	o.key("itls")
+	var itl []float64
 	o.list(len(recs), func(i int) {
-		itl := recs[i].ITL
+		itl = recs[i].Gaps.AppendSeconds(itl[:0])
 		o.list(len(itl), func(j int) { o.b = pyjson.AppendFloat(o.b, itl[j]) })
 	})
 	o.key("generated_texts")
@@ -145,7 +146,7 @@ func sizeHint(run Run, recs []record.Record) int {
 		return n
 	}
 	for i := range recs {
-		n += 64 + len(recs[i].Text) + len(recs[i].Error) + 24*len(recs[i].ITL)
+		n += 64 + len(recs[i].Text) + len(recs[i].Error) + 24*recs[i].Gaps.Len()
 	}
 	return n
 }

@@ -283,12 +283,12 @@ func BenchmarkLineDetails(b *testing.B) {
 	run, s := failuresRun()
 	run.OutputDetails = true
 	recs := make([]record.Record, 1000)
-	itl := make([]float64, 255)
-	for i := range itl {
-		itl[i] = 0.012345678 + float64(i)*1e-6
+	var itl record.Gaps
+	for i := range 255 {
+		itl.Append(12345678*time.Nanosecond + time.Duration(i)*time.Microsecond)
 	}
 	for i := range recs {
-		recs[i] = record.Record{PromptLen: 1000, Success: true, TTFT: 0.123456, ITL: itl, Text: strings.Repeat("token ", 256)}
+		recs[i] = record.Record{PromptLen: 1000, Success: true, TTFT: 0.123456, Gaps: itl, Text: strings.Repeat("token ", 256)}
 	}
 	s.OutputLens = make([]int, len(recs))
 	b.ReportAllocs()

@@ -75,11 +75,12 @@ func TestClientAgainstTruth(t *testing.T) {
 				if name == "sglang" {
 					want = tr.CompletionTokens - int(tr.Chunks[0][1])
 				}
-				if len(rec.ITL) != want || tr.CompletionTokens != out {
-					t.Errorf("request %d: %d ITL values, want %d (%d chunks, %d tokens)", i, len(rec.ITL), want, len(tr.Chunks), tr.CompletionTokens)
+				if rec.Gaps.Len() != want || tr.CompletionTokens != out {
+					t.Errorf("request %d: %d ITL values, want %d (%d chunks, %d tokens)", i, rec.Gaps.Len(), want, len(tr.Chunks), tr.CompletionTokens)
 					continue
 				}
 				// Per chunk: the client's gap minus the server's.
+				got := rec.Gaps.Seconds()
 				k := 0
 				for j := 1; j < len(tr.Chunks); j++ {
 					gap := tr.Chunks[j][0] - tr.Chunks[j-1][0]
@@ -88,7 +89,7 @@ func TestClientAgainstTruth(t *testing.T) {
 						per = 1
 					}
 					for range per {
-						itlErr += rec.ITL[k] - gap/float64(per)
+						itlErr += got[k] - gap/float64(per)
 						k++
 						itls++
 					}

@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -200,7 +199,8 @@ func hangUp(w http.ResponseWriter, reset bool) bool {
 	if err != nil {
 		return false
 	}
-	if tc, ok := conn.(*net.TCPConn); ok && reset {
+	// A *net.TCPConn, or the stampConn around one.
+	if tc, ok := conn.(interface{ SetLinger(sec int) error }); ok && reset {
 		tc.SetLinger(0) //nolint:errcheck // a plain close is the fallback
 	}
 	conn.Close()

@@ -86,7 +86,7 @@ type job struct {
 
 // generate serves every endpoint that runs a request through the engine.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, f format) {
-	j := &job{s: s, f: f, arrival: time.Now()}
+	j := &job{s: s, f: f, arrival: arrival(r)}
 	j.created = j.arrival.Unix()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {

@@ -5,8 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +14,7 @@ import (
 )
 
 // newTestServer runs a simulator (the instant preset unless edit changes
-// it) behind an httptest server.
+// it) on a loopback listener.
 func newTestServer(t *testing.T, edit func(*Config)) (*Server, string) {
 	t.Helper()
 	cfg, _ := Preset(PresetInstant)
@@ -25,9 +25,17 @@ func newTestServer(t *testing.T, edit func(*Config)) (*Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { ts.Close(); s.Close() })
-	return s, ts.URL
+	// Served as the command serves it, on a listener of its own (requests
+	// then carry the kernel's arrival time).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ln); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, s.URL()
 }
 
 // reply is a whole response.

@@ -100,8 +100,8 @@ func (s *Server) Start(ln net.Listener) error {
 		return errors.New("sim: server already started")
 	}
 	s.ln = ln
-	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: time.Minute}
-	go s.srv.Serve(ln) //nolint:errcheck // Serve's error after Close is ErrServerClosed.
+	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: time.Minute, ConnContext: withConn}
+	go s.srv.Serve(listenStamped(ln)) //nolint:errcheck // Serve's error after Close is ErrServerClosed.
 	return nil
 }
 

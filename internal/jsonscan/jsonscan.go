@@ -425,3 +425,13 @@ func hex4(s []byte, i int) (rune, bool) {
 	}
 	return r, true
 }
+
+// IsString reports whether raw is exactly one valid JSON string literal,
+// quotes included.
+func IsString(raw []byte) bool {
+	if len(raw) < 2 || raw[0] != '"' {
+		return false
+	}
+	end, err := skipString(raw, 0)
+	return err == nil && end == len(raw)
+}

@@ -148,6 +148,24 @@ func skipNumber(d []byte, i int) (int, error) {
 	return i, nil
 }
 
+// plainInt reports whether d[i:] starts with a non-negative integer
+// followed by ',' or ']', and where it ends; anything else (a sign, a
+// fraction, an exponent, a leading zero before digits) is left to skip.
+func plainInt(d []byte, i int) (int, bool) {
+	j := i
+	if j < len(d) && d[j] == '0' {
+		j++
+	} else {
+		for j < len(d) && d[j] >= '0' && d[j] <= '9' {
+			j++
+		}
+	}
+	if j == i || j >= len(d) || (d[j] != ',' && d[j] != ']') {
+		return i, false
+	}
+	return j, true
+}
+
 func skipObject(d []byte, i, depth int) (int, error) {
 	if depth > maxDepth {
 		return i, &SyntaxError{i, "nested too deeply"}
@@ -196,9 +214,13 @@ func skipArray(d []byte, i, depth int) (int, error) {
 		return i + 1, nil
 	}
 	for {
-		var err error
-		if i, _, err = skip(d, i, depth); err != nil {
-			return i, err
+		if j, ok := plainInt(d, i); ok { // most long arrays hold token ids
+			i = j
+		} else {
+			var err error
+			if i, _, err = skip(d, i, depth); err != nil {
+				return i, err
+			}
 		}
 		i = skipSpace(d, i)
 		if i >= len(d) {

@@ -158,7 +158,7 @@ def rec(prompt_len, ttft=0.0, itl=(), text="", error="", cached_tokens=0, detail
 
 def failures_records():
     return [
-        rec(10, 0.020000000000000018, [0.001, 1 / 3, 1e-05], "Hello, world."),
+        rec(10, 0.020000000000000018, [0.001, 0.333333333, 1e-05], "Hello, world."),
         rec(7, error='Traceback (most recent call last):\n  File "x.py", line 1\n'
             "ConnectionResetError: [Errno 104] Connection reset by peer\n"),
         rec(5, 0.0, [], "\t"),
