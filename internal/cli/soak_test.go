@@ -13,7 +13,8 @@ import (
 )
 
 // soakRequests is the soak's size; BENCHSERVE_SOAK_REQUESTS changes it
-// (docs/performance.md runs 100,000).
+// (docs/performance.md runs 100,000), and BENCHSERVE_SOAK_OUTPUT_LEN the
+// tokens per request (8).
 func soakRequests(t *testing.T) int {
 	n := 20000
 	if v := os.Getenv("BENCHSERVE_SOAK_REQUESTS"); v != "" {
@@ -75,8 +76,12 @@ func soakRun(t *testing.T, n int) time.Duration {
 	s, base := newFaultSim(t)
 	out := filepath.Join(t.TempDir(), "soak.jsonl")
 	st := time.Now()
+	outLen := "8"
+	if v := os.Getenv("BENCHSERVE_SOAK_OUTPUT_LEN"); v != "" {
+		outLen = v
+	}
 	code, stdout, stderr := run(t, nil, "--backend", "vllm", "--base-url", base, "--dataset-name", "random-ids",
-		"--random-input-len", "16", "--random-output-len", "8", "--random-range-ratio", "1", "--num-prompts", strconv.Itoa(n),
+		"--random-input-len", "16", "--random-output-len", outLen, "--random-range-ratio", "1", "--num-prompts", strconv.Itoa(n),
 		"--max-concurrency", "256", "--warmup-requests", "0", "--output-file", out)
 	took := time.Since(st)
 	s.Close()
