@@ -11,6 +11,10 @@ import (
 // plain sleep to the deadline would leave late.
 const spinWindow = 1100 * time.Microsecond
 
+// holdWindow is the last stretch before a deadline in which the pacer spins
+// without yielding.
+const holdWindow = 50 * time.Microsecond
+
 // WaitUntil blocks until the monotonic clock reaches deadline or ctx ends,
 // sleeping while far away and yielding the processor for the last stretch.
 // It reports false if ctx ended first.
@@ -33,6 +37,11 @@ func WaitUntil(ctx context.Context, deadline time.Time) bool {
 		if ctx.Err() != nil {
 			return false
 		}
-		runtime.Gosched()
+		// Yield to other goroutines while there is time; for the last
+		// stretch keep the processor, so a goroutine that runs long when
+		// the deadline comes cannot make the release late.
+		if d > holdWindow {
+			runtime.Gosched()
+		}
 	}
 }
