@@ -97,6 +97,7 @@ type Config struct {
 	PlotThroughput bool
 	CacheReport    bool
 	Tag            *string
+	RecordFile     *string // ours: one JSON line per request as it ends
 
 	// Profiling
 	Profile           bool

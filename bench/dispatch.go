@@ -137,6 +137,7 @@ func (r *runner) send(ctx context.Context, in *backend.Input, rec *record.Record
 		ended()
 	}
 	r.printEnd(rid, started, rec)
+	r.recFile.write(rec)
 }
 
 // converse runs a multi-turn conversation (spec §4.5): each round adds its

@@ -377,6 +377,8 @@ type runner struct {
 	model  string
 	client *backend.Client
 	sem    chan struct{}
+	// recFile is --record-file, set once the warmup is over.
+	recFile *recordFile
 }
 
 // preconnects is how many connections to open before the run: the
@@ -466,6 +468,18 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 		bar = newProgress(r.env.Stderr, len(r.rows))
 	}
 	recs := r.records()
+	if cfg.RecordFile != nil {
+		rf, err := openRecordFile(*cfg.RecordFile)
+		if err != nil {
+			return nil, failure("%v", err)
+		}
+		r.recFile = rf
+		defer func() {
+			if err := rf.close(); err != nil {
+				fmt.Fprintf(r.env.Stderr, "benchserve: error: %v\n", err)
+			}
+		}()
+	}
 	// Requests in flight outlive an interrupt by the grace period.
 	inflight, cancelInflight := context.WithCancel(parent)
 	defer cancelInflight()

@@ -526,3 +526,42 @@ func TestRequestTimeout(t *testing.T) {
 		t.Errorf("stderr = %q", stderr)
 	}
 }
+
+// --record-file gets one JSON line per measured request (not the warmup),
+// with its gaps, agreeing with the result line's details.
+func TestRecordFile(t *testing.T) {
+	srv := newFakeServer(t, 2*time.Millisecond, time.Millisecond)
+	dir := t.TempDir()
+	out, recs := filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "records.jsonl")
+	code, stdout, stderr := run(t, nil, "--backend", "vllm", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
+		"--dataset-name", "random-ids", "--num-prompts", "5", "--random-input-len", "8", "--random-output-len", "4",
+		"--random-range-ratio", "1", "--record-file", recs, "--output-file", out, "--output-details")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	data, err := os.ReadFile(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("%d record lines, want 5:\n%s", len(lines), data)
+	}
+	m := readLine(t, out)
+	itls, _ := m["itls"].([]any)
+	for _, line := range lines {
+		var r struct {
+			Seq     int       `json:"seq"`
+			Success bool      `json:"success"`
+			ITL     []float64 `json:"itl"`
+			Output  int       `json:"output_len"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("record line %q: %v", line, err)
+		}
+		want, _ := itls[r.Seq].([]any)
+		if !r.Success || r.Output != 4 || len(r.ITL) != 3 || len(want) != 3 {
+			t.Errorf("record %+v (details itls %v)", r, want)
+		}
+	}
+}
