@@ -32,16 +32,17 @@ type ClientOptions struct {
 
 // NewHTTPClient returns the client requests go through: HTTP/1.1, no proxy
 // (aiohttp ignores the proxy variables by default), no compression (so a
-// stream is never held back by gzip), a 16 KiB read buffer per connection
-// (a read takes whatever has arrived, and 16 KiB holds about 80 chunks of
-// a stream), and no client-wide timeout (Do bounds each request). Plain
+// stream is never held back by gzip), a 4 KiB read buffer per connection
+// (a read takes whatever has arrived; 4 KiB holds about 20 chunks of a
+// stream, and larger buffers measured no cheaper per token while costing
+// 12 MB at 1,000 connections), and no client-wide timeout (Do bounds each request). Plain
 // HTTP goes through transport, which keeps its own connections; https
 // through net/http's Transport.
 func NewHTTPClient(o ClientOptions) *http.Client {
 	if o.MaxConns <= 0 {
 		o.MaxConns = 4096
 	}
-	const readBuffer = 16 << 10
+	const readBuffer = 4 << 10
 	dialer := &net.Dialer{KeepAlive: 30 * time.Second, Timeout: o.ConnectTimeout}
 	tr := &http.Transport{
 		Proxy:               nil,

@@ -16,7 +16,10 @@ import (
 // DefaultMaxLine is the longest line a Reader accepts unless told otherwise.
 const DefaultMaxLine = 64 << 20
 
-const initialSize = 4 << 10
+// initialSize is small: the connection's own buffer absorbs the system
+// calls, a chunk is a few hundred bytes, and one buffer is held per stream.
+// It doubles for a longer line.
+const initialSize = 1 << 10
 
 // ErrLineTooLong is wrapped by the error Next returns for a line longer than
 // the Reader's limit.

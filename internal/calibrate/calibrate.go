@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -49,7 +50,22 @@ type Options struct {
 type Point struct {
 	Concurrency, Requests int
 	Reported, True        struct{ TTFT, ITL metrics.Stats }
+	// Matched pairs each request the client recorded with the simulator's
+	// record of it (by response id): the error of each request's TTFT and
+	// of each gap between chunks.
+	Matched               Matched
 	PeakRSSMB, CPUSeconds float64
+}
+
+// Matched is the per-request comparison: how many requests and gaps were
+// paired, and the distribution of the errors (reported − true; the Stats
+// are in ms). Unlike the difference of two distributions' percentiles, it
+// does not jump when a percentile falls between two modes of the latency.
+type Matched struct {
+	Requests, Gaps int
+	TTFT, ITL      metrics.Stats
+	// ITLAbsP99 is the 99th percentile of the gaps' absolute errors, in ms.
+	ITLAbsP99 float64
 }
 
 // Throughput is the throughput run's outcome.
@@ -93,6 +109,8 @@ func Run(ctx context.Context, o Options) error {
 	sim.stop()
 	fmt.Fprintf(o.Out, "Server: TTFT %v, ITL %v, %d tokens per request, one token per chunk. Errors are reported − true, in ms.\n\n", o.TTFT, o.ITL, o.OutputLen)
 	writeMatrix(o.Out, points)
+	fmt.Fprintf(o.Out, "\nThe same runs, request by request: each request the client recorded (--record-file) paired with the simulator's record of it by response id; the error of its TTFT and of each gap between chunks, reported − true, in ms.\n\n")
+	writeMatched(o.Out, points)
 
 	if o.ThroughputRequests <= 0 {
 		return nil
@@ -117,9 +135,10 @@ func point(ctx context.Context, o Options, sim *simProc, c int) (Point, error) {
 	if err := sim.post("/sim/truth/reset"); err != nil {
 		return p, err
 	}
+	records := filepath.Join(o.Dir, fmt.Sprintf("c%d.records.jsonl", c))
 	res, ru, err := client(ctx, o, sim.url, filepath.Join(o.Dir, fmt.Sprintf("c%d.jsonl", c)),
 		"--num-prompts", strconv.Itoa(p.Requests), "--max-concurrency", strconv.Itoa(c),
-		"--random-output-len", strconv.Itoa(o.OutputLen))
+		"--random-output-len", strconv.Itoa(o.OutputLen), "--record-file", records)
 	if err != nil {
 		return p, fmt.Errorf("concurrency %d: %w", c, err)
 	}
@@ -127,11 +146,17 @@ func point(ctx context.Context, o Options, sim *simProc, c int) (Point, error) {
 	p.Reported.ITL = stats(res, "itl")
 	p.PeakRSSMB = float64(ru.Maxrss) / 1024
 	p.CPUSeconds = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-	ttft, itl, err := sim.truth()
+	truth, err := sim.truth()
 	if err != nil {
 		return p, err
 	}
+	ttft, itl := truth.all()
 	p.True.TTFT, p.True.ITL = metrics.Describe(ttft), metrics.Describe(itl)
+	reported, err := readRecords(records)
+	if err != nil {
+		return p, err
+	}
+	p.Matched = match(reported, truth)
 	fmt.Fprintf(os.Stderr, "calibrate: concurrency %d done (%d requests)\n", c, p.Requests)
 	return p, nil
 }
@@ -242,36 +267,123 @@ func (s *simProc) post(path string) error {
 	return nil
 }
 
-// truth returns the simulator's TTFTs and gaps between chunks, in seconds.
-func (s *simProc) truth() (ttft, itl []float64, err error) {
+// trueRequest is the simulator's record of one finished request: its TTFT
+// and the times its content chunks were written, in seconds.
+type trueRequest struct {
+	ttft   float64
+	chunks []float64
+}
+
+// truthLog is the simulator's records by response id, in its order.
+type truthLog struct {
+	ids  []string
+	byID map[string]trueRequest
+}
+
+// all returns every TTFT and every gap between chunk writes.
+func (l truthLog) all() (ttft, itl []float64) {
+	for _, id := range l.ids {
+		r := l.byID[id]
+		ttft = append(ttft, r.ttft)
+		for k := 1; k < len(r.chunks); k++ {
+			itl = append(itl, r.chunks[k]-r.chunks[k-1])
+		}
+	}
+	return ttft, itl
+}
+
+// truth returns the simulator's finished requests.
+func (s *simProc) truth() (truthLog, error) {
+	l := truthLog{byID: map[string]trueRequest{}}
 	resp, err := http.Get(s.url + "/sim/truth")
 	if err != nil {
-		return nil, nil, err
+		return l, err
 	}
 	defer resp.Body.Close()
 	var doc struct {
 		Requests []struct {
+			ID     string       `json:"id"`
 			TTFT   *float64     `json:"ttft"`
 			Chunks [][3]float64 `json:"chunks"`
 			Error  string       `json:"error"`
 		} `json:"requests"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
-		return nil, nil, fmt.Errorf("/sim/truth: %v", err)
+		return l, fmt.Errorf("/sim/truth: %v", err)
 	}
-	for _, r := range doc.Requests {
+	for i, r := range doc.Requests {
 		if r.Error != "" || r.TTFT == nil {
 			continue
 		}
-		ttft = append(ttft, *r.TTFT)
-		for k := 1; k < len(r.Chunks); k++ {
-			itl = append(itl, r.Chunks[k][0]-r.Chunks[k-1][0])
+		tr := trueRequest{ttft: *r.TTFT}
+		for _, c := range r.Chunks {
+			tr.chunks = append(tr.chunks, c[0])
+		}
+		id := r.ID
+		if id == "" { // never from the simulator; keeps every record counted
+			id = "#" + strconv.Itoa(i)
+		}
+		l.ids = append(l.ids, id)
+		l.byID[id] = tr
+	}
+	if len(l.ids) == 0 {
+		return l, errors.New("/sim/truth recorded no request")
+	}
+	return l, nil
+}
+
+// clientRecord is one line of the client's --record-file.
+type clientRecord struct {
+	ID      string    `json:"id"`
+	Success bool      `json:"success"`
+	TTFT    float64   `json:"ttft"`
+	ITL     []float64 `json:"itl"`
+}
+
+func readRecords(path string) ([]clientRecord, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []clientRecord
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		var r clientRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, n, err)
+		}
+		out = append(out, r)
+	}
+	return out, sc.Err()
+}
+
+// match pairs the client's successful records with the simulator's by id.
+// A gap is compared only when both sides saw the same number of chunks.
+func match(recs []clientRecord, truth truthLog) Matched {
+	var m Matched
+	var ttft, itl, abs []float64
+	for _, r := range recs {
+		tr, ok := truth.byID[r.ID]
+		if !r.Success || !ok {
+			continue
+		}
+		m.Requests++
+		ttft = append(ttft, r.TTFT-tr.ttft)
+		if len(r.ITL) != len(tr.chunks)-1 {
+			continue
+		}
+		for k, gap := range r.ITL {
+			e := gap - (tr.chunks[k+1] - tr.chunks[k])
+			itl = append(itl, e)
+			abs = append(abs, math.Abs(e))
 		}
 	}
-	if len(ttft) == 0 {
-		return nil, nil, errors.New("/sim/truth recorded no request")
-	}
-	return ttft, itl, nil
+	m.Gaps = len(itl)
+	m.TTFT, m.ITL = metrics.Describe(ttft), metrics.Describe(itl)
+	m.ITLAbsP99 = metrics.Describe(abs).P99
+	return m
 }
 
 func writeMatrix(w io.Writer, points []Point) {
@@ -285,5 +397,16 @@ func writeMatrix(w io.Writer, points []Point) {
 			cell(p.Reported.TTFT.Mean, p.True.TTFT.Mean), cell(p.Reported.TTFT.Median, p.True.TTFT.Median), cell(p.Reported.TTFT.P99, p.True.TTFT.P99),
 			cell(p.Reported.ITL.Mean, p.True.ITL.Mean), cell(p.Reported.ITL.Median, p.True.ITL.Median), cell(p.Reported.ITL.P99, p.True.ITL.P99),
 			p.PeakRSSMB, p.CPUSeconds)
+	}
+}
+
+// writeMatched prints the per-request comparison.
+func writeMatched(w io.Writer, points []Point) {
+	fmt.Fprintln(w, "| concurrency | requests matched | gaps matched | TTFT error p50 | TTFT error p99 | ITL error p50 | ITL error p99 | ITL absolute error p99 |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, p := range points {
+		m := p.Matched
+		fmt.Fprintf(w, "| %d | %d | %d | %+.2f | %+.2f | %+.3f | %+.3f | %.3f |\n", p.Concurrency, m.Requests, m.Gaps,
+			m.TTFT.Median, m.TTFT.P99, m.ITL.Median, m.ITL.P99, m.ITLAbsP99)
 	}
 }

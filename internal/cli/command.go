@@ -44,6 +44,16 @@ func Main(ctx context.Context, args []string, pio IO) int {
 			}
 		}
 	}
+	// BENCHSERVE_MEMPROFILE names a file for a heap profile taken as the
+	// command ends, while the run's records and connections are still held.
+	if path := pio.Getenv("BENCHSERVE_MEMPROFILE"); path != "" {
+		defer func() {
+			if f, err := os.Create(path); err == nil {
+				pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
+	}
 	if len(args) > 0 {
 		switch args[0] {
 		case "sim":
