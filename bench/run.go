@@ -522,6 +522,7 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 		accept = acceptLength(info)
 	}
 	sum := metrics.Compute(recs, dur, r.tok, metrics.Options{Backend: cfg.Backend, AcceptLength: accept, CacheReport: cfg.CacheReport})
+	check.withSim = cfg.Sim
 	checked := check.finish(dur, cfg.RequestRate, r.slots[len(r.slots)-1].At.Seconds(), recs, sum.TotalOutput)
 
 	run := report.Run{

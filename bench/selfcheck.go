@@ -19,6 +19,7 @@ import (
 // whether the client itself may have distorted it: CPU time, GC pauses,
 // how late the pacer released each request, and the rate it achieved.
 type selfCheck struct {
+	withSim   bool
 	cpu0, cpu time.Duration
 	gc0, gc   uint64
 	// lags are release − intended send time, per dispatched request, in
@@ -53,6 +54,9 @@ type checkResult struct {
 	gcPause                   time.Duration
 	verdict                   string
 	anchored                  metrics.Anchored
+	// withSim: the simulator runs in this process (--sim), so the CPU
+	// and GC figures are its too.
+	withSim bool
 }
 
 // stop ends the CPU and GC measurement, when the last response is in:
@@ -73,6 +77,7 @@ func (c *selfCheck) finish(dur, rate, planned float64, recs []record.Record, out
 		gcPause:  time.Duration(c.gc),
 		anchored: metrics.FromSchedule(recs),
 		achieved: math.Inf(1),
+		withSim:  c.withSim,
 	}
 	if len(recs) > 1 && planned > 0 {
 		r.planned = float64(len(recs)-1) / planned
@@ -105,6 +110,9 @@ func (c *selfCheck) finish(dur, rate, planned float64, recs []record.Record, out
 	return r
 }
 
+// simNote qualifies the verdict of a run whose simulator shares the process.
+const simNote = " (CPU and GC figures include the in-process simulator of --sim)"
+
 // verdict says whether the client kept up. The thresholds are where the
 // client's own cost starts to show in latencies of a few milliseconds.
 func verdict(r checkResult, dur float64) string {
@@ -121,10 +129,14 @@ func verdict(r checkResult, dur float64) string {
 	if r.lagP99 > 0.001 {
 		why = append(why, fmt.Sprintf("dispatch lag p99 %.2f ms", r.lagP99*1000))
 	}
-	if len(why) == 0 {
-		return "the client had headroom"
+	note := ""
+	if r.withSim {
+		note = simNote
 	}
-	return "may be distorted: " + strings.Join(why, ", ")
+	if len(why) == 0 {
+		return "the client had headroom" + note
+	}
+	return "may be distorted: " + strings.Join(why, ", ") + note
 }
 
 // rows are the console lines of our sections after the reference block.
