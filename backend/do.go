@@ -130,6 +130,7 @@ func (c *Client) read(ctx context.Context, body io.Reader, rec *record.Record, s
 func (c *Client) readStream(body io.Reader, cn *conn) error {
 	r, p := cn.lines, &cn.p
 	r.Reset(body)
+	r.SetFloor(p.st)
 	for {
 		line, at, err := r.Next()
 		if err == io.EOF {
@@ -176,9 +177,10 @@ func (c *Client) readWhole(body io.Reader, cn *conn) error {
 			return readError(0, err)
 		}
 	}
-	at := time.Now()
 	cn.body = buf
 	p := &cn.p
+	stamps, _ := body.(sse.Arrivals)
+	at := sse.Stamp(stamps, len(buf), p.st, time.Time{})
 	doc := bytes.TrimSpace(buf)
 	if len(doc) == 0 {
 		kind := record.KindEmpty

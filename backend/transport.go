@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"benchserve/internal/netstamp"
 )
 
 // transport sends plain-HTTP requests on keep-alive connections it holds
@@ -38,7 +40,8 @@ const idleTimeout = 90 * time.Second
 // pconn is a connection with its read buffer.
 type pconn struct {
 	conn      net.Conn
-	raw       syscall.RawConn // nil when the connection has none
+	raw       syscall.RawConn  // nil when the connection has none
+	stamps    netstamp.Stamped // nil without kernel receive times
 	br        *bufio.Reader
 	key       string
 	idleSince time.Time
@@ -155,7 +158,11 @@ func (t *transport) dial(ctx context.Context, key string) (pc *pconn, reused boo
 	if err != nil {
 		return nil, false, err
 	}
+	// Reads learn when their bytes reached the socket, so that a chunk's
+	// time is its arrival however late this busy process reads it.
+	conn = netstamp.Wrap(conn)
 	pc = &pconn{conn: conn, br: bufio.NewReaderSize(conn, t.bufSize), key: key}
+	pc.stamps, _ = conn.(netstamp.Stamped)
 	if sc, ok := conn.(syscall.Conn); ok {
 		pc.raw, _ = sc.SyscallConn()
 	}
@@ -216,6 +223,16 @@ type body struct {
 
 	mu          sync.Mutex // Close may come from another goroutine
 	eof, closed bool
+}
+
+// LastArrival is the kernel's receive time of the bytes the connection
+// last read (Unix ns), 0 when unknown: the arrival of the newest bytes Read
+// has returned, since the connection is read only when its buffer is empty.
+func (b *body) LastArrival() int64 {
+	if b.pc.stamps == nil {
+		return 0
+	}
+	return b.pc.stamps.LastArrival()
 }
 
 func (b *body) Read(p []byte) (int, error) {

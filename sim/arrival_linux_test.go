@@ -9,18 +9,20 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"benchserve/internal/netstamp"
 )
 
-// TestStampConn: a request's arrival is when its bytes reached the socket,
+// TestArrival: a request's arrival is when its bytes reached the socket,
 // however late the server reads them. The kernel stamps them during the
 // client's write, so the stamp lies between the instants taken around it.
-func TestStampConn(t *testing.T) {
+func TestArrival(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	sl := listenStamped(ln)
+	sl := netstamp.Listen(ln)
 	client, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +33,7 @@ func TestStampConn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	sc, ok := conn.(*stampConn)
+	sc, ok := conn.(*netstamp.Conn)
 	if !ok {
 		t.Skipf("no kernel receive times here (%T)", conn)
 	}
@@ -46,7 +48,7 @@ func TestStampConn(t *testing.T) {
 		if _, err := conn.Read(buf); err != nil {
 			t.Fatal(err)
 		}
-		if sc.lastArrival() != 0 {
+		if sc.LastArrival() != 0 {
 			break
 		}
 		time.Sleep(time.Millisecond)
@@ -62,7 +64,7 @@ func TestStampConn(t *testing.T) {
 	if err != nil || n != 18 {
 		t.Fatalf("read %d bytes, %v", n, err)
 	}
-	ts := sc.lastArrival()
+	ts := sc.LastArrival()
 	if ts < before.UnixNano() || ts > after.UnixNano() {
 		t.Fatalf("stamp %d outside the write [%d, %d]", ts, before.UnixNano(), after.UnixNano())
 	}

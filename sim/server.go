@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"benchserve/internal/netstamp"
 	"benchserve/schedule"
 	"benchserve/tokenizer"
 )
@@ -101,7 +102,7 @@ func (s *Server) Start(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: time.Minute, ConnContext: withConn}
-	go s.srv.Serve(listenStamped(ln)) //nolint:errcheck // Serve's error after Close is ErrServerClosed.
+	go s.srv.Serve(netstamp.Listen(ln)) //nolint:errcheck // Serve's error after Close is ErrServerClosed.
 	return nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"benchserve/internal/netstamp"
 )
 
 // DefaultMaxLine is the longest line a Reader accepts unless told otherwise.
@@ -35,9 +37,18 @@ type Reader struct {
 	scanned int // bytes in buf[start:scanned] hold no '\n'
 	max     int
 	line    int       // number of '\n'-separated lines consumed, empty ones included
-	at      time.Time // when the last Read returned
+	at      time.Time // when the bytes of the last Read arrived
+	floor   time.Time // no stamp is earlier
+	stamps  Arrivals  // r, when it knows when its bytes arrived
 	err     error     // sticky error from r
 }
+
+// Arrivals is a reader that knows when the bytes it last returned reached
+// the machine: the kernel's receive time in Unix nanoseconds, 0 when
+// unknown (see internal/netstamp). A Reader over one stamps each line
+// with that instant rather than with the end of its Read, so that a
+// reader that gets round to the bytes late still times them right.
+type Arrivals interface{ LastArrival() int64 }
 
 // NewReader returns a Reader of r that accepts lines up to maxLine bytes
 // (DefaultMaxLine when maxLine <= 0).
@@ -45,16 +56,23 @@ func NewReader(r io.Reader, maxLine int) *Reader {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
-	return &Reader{r: r, max: maxLine}
+	s := &Reader{max: maxLine}
+	s.Reset(r)
+	return s
 }
 
 // Reset makes the Reader read from r, keeping its buffer.
 func (s *Reader) Reset(r io.Reader) {
 	s.r = r
+	s.stamps, _ = r.(Arrivals)
 	s.start, s.end, s.scanned, s.line = 0, 0, 0, 0
-	s.at = time.Time{}
+	s.at, s.floor = time.Time{}, time.Time{}
 	s.err = nil
 }
+
+// SetFloor makes t the earliest instant a line may be stamped with (the
+// request's send time, against a wall clock stepped while it ran).
+func (s *Reader) SetFloor(t time.Time) { s.floor = t }
 
 // BufferSize is the size of the buffer the Reader holds (for pools that do
 // not want to keep a huge one).
@@ -128,7 +146,7 @@ func (s *Reader) fill() error {
 		return nil
 	}
 	n, err := s.r.Read(s.buf[s.end:])
-	s.at = time.Now()
+	s.at = Stamp(s.stamps, n, s.floor, s.at)
 	if n < 0 || n > len(s.buf)-s.end {
 		return errors.New("sse: reader returned an invalid count")
 	}
@@ -137,6 +155,24 @@ func (s *Reader) fill() error {
 		s.err = err
 	}
 	return nil
+}
+
+// Stamp is when the n bytes a Read just returned arrived: now, or the
+// kernel's receive time when stamps (the reader as an Arrivals, or nil)
+// knows it; never before floor nor before prev, the stamp of the Read
+// before.
+func Stamp(stamps Arrivals, n int, floor, prev time.Time) time.Time {
+	at := time.Now()
+	if stamps != nil && n > 0 {
+		at = netstamp.At(at, stamps.LastArrival())
+	}
+	if at.Before(floor) {
+		at = floor
+	}
+	if at.Before(prev) {
+		at = prev
+	}
+	return at
 }
 
 // trim strips what Python's bytes.strip() strips: space, \t, \n, \r, \v, \f.

@@ -220,3 +220,66 @@ func referenceLines(data []byte) []string {
 	}
 	return out
 }
+
+// stampedReader returns one line a Read, each with the receive time the
+// test gives it.
+type stampedReader struct {
+	lines []string
+	ns    []int64
+	last  int64
+}
+
+func (r *stampedReader) Read(p []byte) (int, error) {
+	if len(r.lines) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.lines[0])
+	r.lines, r.last, r.ns = r.lines[1:], r.ns[0], r.ns[1:]
+	return n, nil
+}
+
+func (r *stampedReader) LastArrival() int64 { return r.last }
+
+func TestStampedLines(t *testing.T) {
+	now := time.Now()
+	wall := now.UnixNano()
+	floor := now.Add(-20 * time.Millisecond)
+	r := NewReader(&stampedReader{
+		lines: []string{"data: a\n", "data: b\n", "data: c\n", "data: d\n", "data: e\n"},
+		ns: []int64{
+			wall - int64(10*time.Millisecond), // arrived 10 ms ago
+			wall - int64(30*time.Millisecond), // before the floor (a stepped clock)
+			wall - int64(5*time.Millisecond),  // 5 ms ago
+			0,                                 // unknown: the read's own time
+			wall + int64(time.Hour),           // in the future: the read's own time
+		},
+	}, 0)
+	r.SetFloor(floor)
+	want := []struct {
+		line     string
+		min, max time.Duration // from now
+	}{
+		{"data: a", -10 * time.Millisecond, -10 * time.Millisecond},
+		{"data: b", -10 * time.Millisecond, -10 * time.Millisecond}, // not before the line before
+		{"data: c", -5 * time.Millisecond, -5 * time.Millisecond},
+		{"data: d", 0, time.Second},
+		{"data: e", 0, time.Second},
+	}
+	slack := time.Millisecond // the wall and monotonic clocks, read apart
+	for _, w := range want {
+		line, at, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := at.Sub(now)
+		if string(line) != w.line || d < w.min-slack || d > w.max+slack {
+			t.Errorf("%q at %v from now, want %q within [%v, %v]", line, d, w.line, w.min, w.max)
+		}
+	}
+	// The floor alone: a stamp before it is moved up to it.
+	r.Reset(&stampedReader{lines: []string{"x\n"}, ns: []int64{wall - int64(time.Second)}})
+	r.SetFloor(floor)
+	if _, at, _ := r.Next(); !at.Equal(floor) {
+		t.Errorf("stamp before the floor: %v, want the floor %v", at, floor)
+	}
+}

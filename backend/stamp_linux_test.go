@@ -1,0 +1,100 @@
+//go:build linux
+
+package backend
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"benchserve/sse"
+)
+
+// TestChunkStampedAtArrival: a chunk is timed when it reached the machine,
+// not when a busy client got round to reading it. The server writes two
+// chunks; the client reads each 40 ms after it was written.
+// Stamped at the read, the first chunk would be 40 ms late; stamped with
+// the kernel's receive time it is within the server's write.
+func TestChunkStampedAtArrival(t *testing.T) {
+	type write struct{ before, after time.Time }
+	writes := make(chan write, 2)
+	next := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		if r.URL.Path == "/warm" {
+			io.WriteString(w, "data: warm\n\n")
+			return
+		}
+		rc.Flush() // the header, so that the client's Get returns
+		for _, s := range []string{"data: a\n\n", "data: b\n\n"} {
+			<-next
+			var wr write
+			wr.before = time.Now()
+			io.WriteString(w, s)
+			rc.Flush()
+			wr.after = time.Now()
+			writes <- wr
+		}
+	}))
+	defer srv.Close()
+	client := NewHTTPClient(ClientOptions{KeepAlive: true})
+	defer client.CloseIdleConnections()
+
+	// A first request on the same connection: the kernel turns receive
+	// times on a moment after a socket first asks.
+	for range 100 {
+		resp, err := client.Get(srv.URL + "/warm")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		stamped := resp.Body.(sse.Arrivals).LastArrival() != 0
+		resp.Body.Close()
+		if stamped {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	start := time.Now()
+	resp, err := client.Get(srv.URL + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.Body.(sse.Arrivals).LastArrival() == 0 {
+		t.Skip("the kernel sends no receive times here")
+	}
+	r := sse.NewReader(resp.Body, 0)
+	r.SetFloor(start)
+	var stamps []time.Time
+	var ws []write
+	for i := range 2 {
+		if i == 1 {
+			time.Sleep(30 * time.Millisecond)
+		}
+		next <- struct{}{}
+		wr := <-writes
+		ws = append(ws, wr)
+		time.Sleep(40 * time.Millisecond) // busy elsewhere
+		line, at, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := time.Now()
+		if at.Before(wr.before) || at.After(wr.after.Add(5*time.Millisecond)) {
+			t.Errorf("%s: stamped %v after the write began and %v before the read; want within the write", line,
+				at.Sub(wr.before), read.Sub(at))
+		}
+		stamps = append(stamps, at)
+	}
+	// The gap is the writes' (about 70 ms: the client's 40 ms and 30 ms),
+	// whatever the reads' timing.
+	gap, lo, hi := stamps[1].Sub(stamps[0]), ws[1].before.Sub(ws[0].after), ws[1].after.Sub(ws[0].before)
+	if gap < lo-time.Millisecond || gap > hi+5*time.Millisecond {
+		t.Errorf("gap %v, want the writes' gap, between %v and %v", gap, lo, hi)
+	}
+}
