@@ -199,7 +199,7 @@ func hangUp(w http.ResponseWriter, reset bool) bool {
 	if err != nil {
 		return false
 	}
-	// A *net.TCPConn, or the stampConn around one.
+	// A *net.TCPConn, or the netstamp.Conn around one.
 	if tc, ok := conn.(interface{ SetLinger(sec int) error }); ok && reset {
 		tc.SetLinger(0) //nolint:errcheck // a plain close is the fallback
 	}
