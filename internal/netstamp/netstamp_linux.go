@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
@@ -41,6 +42,7 @@ func Wrap(c net.Conn) net.Conn {
 	if !ok {
 		return c
 	}
+	keepOn.Do(holdStamping)
 	rc, err := tc.SyscallConn()
 	if err != nil || enable(rc) != nil {
 		return c
@@ -48,6 +50,22 @@ func Wrap(c net.Conn) net.Conn {
 	nc := &Conn{TCPConn: tc, rc: rc}
 	nc.recv = nc.recvmsg
 	return nc
+}
+
+// keepOn holds one socket asking for receive times for the process's life.
+// The kernel stamps packets only while some socket asks, and switches a
+// moment late: without it, connections opened one at a time (no
+// keep-alive) would find stamping off and their first packets unstamped.
+var keepOn sync.Once
+
+func holdStamping() {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	if syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1) != nil {
+		syscall.Close(fd)
+	}
 }
 
 func enable(rc syscall.RawConn) error {

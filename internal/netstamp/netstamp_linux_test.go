@@ -175,3 +175,43 @@ func TestAt(t *testing.T) {
 		t.Errorf("a 3 ms old stamp: %v before now, want 3ms", d)
 	}
 }
+
+// Once a connection has been wrapped, the process keeps stamping on: a
+// new connection's very first read is stamped, with no other socket open.
+func TestFirstReadStamped(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dial := func() (*Conn, net.Conn) {
+		raw, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, ok := Wrap(raw).(*Conn)
+		if !ok {
+			t.Skip("no kernel receive times here")
+		}
+		srv, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, srv
+	}
+	c, srv := dial()
+	c.Close()
+	srv.Close()
+	time.Sleep(20 * time.Millisecond) // the kernel's deferred switch, either way
+	c, srv = dial()
+	defer c.Close()
+	defer srv.Close()
+	srv.Write([]byte("z"))
+	buf := make([]byte, 8)
+	if _, err := c.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	if c.LastArrival() == 0 {
+		t.Error("the first read of a new connection has no receive time")
+	}
+}
