@@ -93,25 +93,7 @@ func TestConnStamp(t *testing.T) {
 
 // A dialled connection is stamped too, and reads allocate nothing.
 func TestWrapDialled(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	raw, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, ok := Wrap(raw).(*Conn)
-	if !ok {
-		t.Skipf("no kernel receive times here")
-	}
-	defer c.Close()
-	srv, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	c, srv := dialWrapped(t)
 	buf, y := make([]byte, 8), []byte("y")
 	allocs := testing.AllocsPerRun(100, func() {
 		srv.Write(y)
@@ -179,33 +161,11 @@ func TestAt(t *testing.T) {
 // Once a connection has been wrapped, the process keeps stamping on: a
 // new connection's very first read is stamped, with no other socket open.
 func TestFirstReadStamped(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	dial := func() (*Conn, net.Conn) {
-		raw, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, ok := Wrap(raw).(*Conn)
-		if !ok {
-			t.Skip("no kernel receive times here")
-		}
-		srv, err := ln.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c, srv
-	}
-	c, srv := dial()
+	c, srv := dialWrapped(t)
 	c.Close()
 	srv.Close()
 	time.Sleep(20 * time.Millisecond) // the kernel's deferred switch, either way
-	c, srv = dial()
-	defer c.Close()
-	defer srv.Close()
+	c, srv = dialWrapped(t)
 	srv.Write([]byte("z"))
 	buf := make([]byte, 8)
 	if _, err := c.Read(buf); err != nil {
@@ -214,4 +174,30 @@ func TestFirstReadStamped(t *testing.T) {
 	if c.LastArrival() == 0 {
 		t.Error("the first read of a new connection has no receive time")
 	}
+}
+
+// dialWrapped returns a wrapped dialled connection and the server's end;
+// the test's cleanup closes them.
+func dialWrapped(t *testing.T) (*Conn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	c, ok := Wrap(raw).(*Conn)
+	if !ok {
+		t.Skip("no kernel receive times here")
+	}
+	srv, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return c, srv
 }
