@@ -105,6 +105,27 @@ func TestWaitUntil(t *testing.T) {
 	}
 }
 
+// Deadlines inside the spin window go through the kernel sleep, the
+// yielding and the hold; none may return early, and a cancelled context
+// still ends the wait.
+func TestWaitUntilShort(t *testing.T) {
+	for _, d := range []time.Duration{-time.Millisecond, 0, 30 * time.Microsecond, 120 * time.Microsecond,
+		250 * time.Microsecond, 600 * time.Microsecond, 1050 * time.Microsecond, 2 * time.Millisecond} {
+		deadline := time.Now().Add(d)
+		if !WaitUntil(context.Background(), deadline) {
+			t.Fatalf("%v: WaitUntil gave up", d)
+		}
+		if late := time.Since(deadline); late < 0 {
+			t.Errorf("%v: returned %v before the deadline", d, -late)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if WaitUntil(ctx, time.Now().Add(600*time.Microsecond)) {
+		t.Error("WaitUntil ignored a cancelled context inside the spin window")
+	}
+}
+
 func TestPlanConstantAndGamma(t *testing.T) {
 	slots, err := Plan(5, Arrival{Rate: 4, Constant: true, Burstiness: 1}, LoRA{}, pyrand.NewPython(1), pyrand.NewNumPy(1))
 	if err != nil {
