@@ -81,6 +81,7 @@ func (e *engine) submit(r *request) {
 		r.signal()
 		return
 	}
+	r.submitted = e.now()
 	e.incoming = append(e.incoming, r)
 	e.mu.Unlock()
 	e.kick()
@@ -187,6 +188,16 @@ func (e *engine) run(ctx context.Context) {
 		start := clock
 		if start.IsZero() || d == 0 && e.lockstep {
 			start = e.now()
+		}
+		// Steps run back to back on the model's clock, but a request that
+		// came after the last step's end (the engine ran late) cannot have
+		// been in a step that began before it.
+		if kind == stepPrefill {
+			for _, r := range batch {
+				if r.submitted.After(start) {
+					start = r.submitted
+				}
+			}
 		}
 		end := start.Add(d)
 		if d > 0 && !e.wait(ctx, end) {

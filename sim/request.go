@@ -53,6 +53,8 @@ type request struct {
 	notify  chan struct{} // capacity 1: "out changed"
 	aborted atomic.Bool
 
+	submitted time.Time // when submit took it, on the engine's clock
+
 	// Engine goroutine only.
 	state  uint8
 	need   int // KV tokens reserved while running
