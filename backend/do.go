@@ -146,6 +146,7 @@ func (c *Client) readStream(body io.Reader, cn *conn) error {
 			return lineError(r.Line(), line, err)
 		}
 	}
+	p.rec.KernelTimed = r.KernelTimed()
 	switch {
 	case p.lines == 0:
 		return kindErrorf(record.KindEmpty, "the server answered 200 with no data lines")
@@ -180,7 +181,8 @@ func (c *Client) readWhole(body io.Reader, cn *conn) error {
 	cn.body = buf
 	p := &cn.p
 	stamps, _ := body.(sse.Arrivals)
-	at := sse.Stamp(stamps, len(buf), p.st, time.Time{})
+	at, kernel := sse.Stamp(stamps, len(buf), p.st, time.Time{})
+	p.rec.KernelTimed = kernel
 	doc := bytes.TrimSpace(buf)
 	if len(doc) == 0 {
 		kind := record.KindEmpty

@@ -54,6 +54,10 @@ type checkResult struct {
 	gcPause                   time.Duration
 	verdict                   string
 	anchored                  metrics.Anchored
+	// kernelTimed is the share of successful responses, in percent, whose
+	// every read was timed with the kernel's receive time (0 if none
+	// succeeded, like the other figures then).
+	kernelTimed float64
 	// withSim: the simulator runs in this process (--sim), so the CPU
 	// and GC figures are its too.
 	withSim bool
@@ -105,6 +109,18 @@ func (c *selfCheck) finish(dur, rate, planned float64, recs []record.Record, out
 	}
 	if outputTokens > 0 {
 		r.cpuPerToken = float64(r.cpu.Microseconds()) / float64(outputTokens)
+	}
+	ok, kernel := 0, 0
+	for i := range recs {
+		if recs[i].Success {
+			ok++
+			if recs[i].KernelTimed {
+				kernel++
+			}
+		}
+	}
+	if ok > 0 {
+		r.kernelTimed = 100 * float64(kernel) / float64(ok)
 	}
 	r.verdict = verdict(r, dur)
 	return r
@@ -168,6 +184,7 @@ func (r checkResult) rows(embedding bool) (map[string][]report.Row, []string) {
 		{Label: "Client CPU time (s):", Value: report.F(r.cpu.Seconds())},
 		{Label: "Client CPU per output token (us):", Value: report.F(r.cpuPerToken)},
 		{Label: "GC pause total (ms):", Value: report.F(float64(r.gcPause) / 1e6)},
+		{Label: "Kernel-timed responses (%):", Value: report.F(r.kernelTimed)},
 		{Label: "Client verdict:", Value: r.verdict},
 	}
 	const t1, t2 = "Schedule-anchored latency", "Client self-check"
@@ -196,6 +213,7 @@ func (r checkResult) extra(failed int) *pyjson.Object {
 	o.Set("client_cpu_s", pyjson.Float(r.cpu.Seconds()))
 	o.Set("client_cpu_us_per_output_token", pyjson.Float(r.cpuPerToken))
 	o.Set("client_gc_pause_ms", pyjson.Float(float64(r.gcPause)/1e6))
+	o.Set("kernel_timed_pct", pyjson.Float(r.kernelTimed))
 	o.Set("client_verdict", pyjson.String(r.verdict))
 	return o
 }

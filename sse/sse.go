@@ -41,6 +41,9 @@ type Reader struct {
 	floor   time.Time // no stamp is earlier
 	stamps  Arrivals  // r, when it knows when its bytes arrived
 	err     error     // sticky error from r
+	// reads counts the Reads that returned bytes, kernelReads those of
+	// them timed with the kernel's receive time.
+	reads, kernelReads int
 }
 
 // Arrivals is a reader that knows when the bytes it last returned reached
@@ -68,7 +71,12 @@ func (s *Reader) Reset(r io.Reader) {
 	s.start, s.end, s.scanned, s.line = 0, 0, 0, 0
 	s.at, s.floor = time.Time{}, time.Time{}
 	s.err = nil
+	s.reads, s.kernelReads = 0, 0
 }
+
+// KernelTimed reports whether every Read that returned bytes since Reset
+// was timed with the kernel's receive time (false if none returned any).
+func (s *Reader) KernelTimed() bool { return s.reads > 0 && s.kernelReads == s.reads }
 
 // SetFloor makes t the earliest instant a line may be stamped with (the
 // request's send time, against a wall clock stepped while it ran).
@@ -146,7 +154,14 @@ func (s *Reader) fill() error {
 		return nil
 	}
 	n, err := s.r.Read(s.buf[s.end:])
-	s.at = Stamp(s.stamps, n, s.floor, s.at)
+	var kernel bool
+	s.at, kernel = Stamp(s.stamps, n, s.floor, s.at)
+	if n > 0 {
+		s.reads++
+		if kernel {
+			s.kernelReads++
+		}
+	}
 	if n < 0 || n > len(s.buf)-s.end {
 		return errors.New("sse: reader returned an invalid count")
 	}
@@ -159,12 +174,13 @@ func (s *Reader) fill() error {
 
 // Stamp is when the n bytes a Read just returned arrived: now, or the
 // kernel's receive time when stamps (the reader as an Arrivals, or nil)
-// knows it; never before floor nor before prev, the stamp of the Read
-// before.
-func Stamp(stamps Arrivals, n int, floor, prev time.Time) time.Time {
-	at := time.Now()
+// knows it (kernel is then true); never before floor nor before prev, the
+// stamp of the Read before.
+func Stamp(stamps Arrivals, n int, floor, prev time.Time) (at time.Time, kernel bool) {
+	at = time.Now()
 	if stamps != nil && n > 0 {
-		at = netstamp.At(at, stamps.LastArrival())
+		k := netstamp.At(at, stamps.LastArrival())
+		at, kernel = k, !k.Equal(at)
 	}
 	if at.Before(floor) {
 		at = floor
@@ -172,7 +188,7 @@ func Stamp(stamps Arrivals, n int, floor, prev time.Time) time.Time {
 	if at.Before(prev) {
 		at = prev
 	}
-	return at
+	return at, kernel
 }
 
 // trim strips what Python's bytes.strip() strips: space, \t, \n, \r, \v, \f.

@@ -276,6 +276,21 @@ func TestStampedLines(t *testing.T) {
 			t.Errorf("%q at %v from now, want %q within [%v, %v]", line, d, w.line, w.min, w.max)
 		}
 	}
+	if r.KernelTimed() {
+		t.Error("KernelTimed with two reads timed at the read")
+	}
+	r.Reset(&stampedReader{lines: []string{"a\n", "b\n"}, ns: []int64{wall - 1000, wall - 500}})
+	for range 2 {
+		r.Next()
+	}
+	if !r.KernelTimed() {
+		t.Error("not KernelTimed with every read stamped")
+	}
+	r.Reset(strings.NewReader("a\n"))
+	r.Next()
+	if r.KernelTimed() {
+		t.Error("KernelTimed over a reader without stamps")
+	}
 	// The floor alone: a stamp before it is moved up to it.
 	r.Reset(&stampedReader{lines: []string{"x\n"}, ns: []int64{wall - int64(time.Second)}})
 	r.SetFloor(floor)

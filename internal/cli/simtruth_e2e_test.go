@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -50,9 +51,10 @@ func TestEndToEndAgainstSimTruth(t *testing.T) {
 			}
 			data, _ := os.ReadFile(out)
 			var res struct {
-				IDs   []string    `json:"request_ids"`
-				TTFTs []float64   `json:"ttfts"`
-				ITLs  [][]float64 `json:"itls"`
+				IDs         []string    `json:"request_ids"`
+				TTFTs       []float64   `json:"ttfts"`
+				ITLs        [][]float64 `json:"itls"`
+				KernelTimed float64     `json:"kernel_timed_pct"`
 			}
 			line := strings.ReplaceAll(strings.TrimSpace(string(data)), "Infinity", "null")
 			if err := json.Unmarshal([]byte(line), &res); err != nil {
@@ -65,6 +67,10 @@ func TestEndToEndAgainstSimTruth(t *testing.T) {
 			}
 			if len(res.IDs) != 8 {
 				t.Fatalf("%d request ids", len(res.IDs))
+			}
+			// On Linux every plain-HTTP response is timed by the kernel.
+			if runtime.GOOS == "linux" && res.KernelTimed != 100 {
+				t.Errorf("kernel_timed_pct %v, want 100", res.KernelTimed)
 			}
 			var errSum, itlClient, itlTrue float64
 			var nClient, nTrue int
