@@ -3,10 +3,11 @@ package tokenizer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"benchserve/internal/jsonscan"
 )
 
 // jsonDoc reads a tokenizer.json quickly: encoding/json needs about a second
@@ -220,70 +221,14 @@ func (d *jsonDoc) str(i int) (string, int, error) {
 	return "", 0, d.errorf(j, "unexpected end of JSON input in string")
 }
 
+// strSlow decodes a string with escapes.
 func (d *jsonDoc) strSlow(i int) (string, int, error) {
-	var b []byte
-	j := i + 1
-	for j < len(d.data) {
-		c := d.data[j]
-		switch {
-		case c == '"':
-			return string(b), j + 1, nil
-		case c < 0x20:
-			return "", 0, d.errorf(j, "invalid control character in string")
-		case c != '\\':
-			b = append(b, c)
-			j++
-			continue
-		}
-		if j+1 >= len(d.data) {
-			return "", 0, d.errorf(len(d.data), "unexpected end of JSON input in string")
-		}
-		switch e := d.data[j+1]; e {
-		case '"', '\\', '/':
-			b = append(b, e)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r, ok := d.hex4(j + 2)
-			if !ok {
-				return "", 0, d.errorf(j, "invalid \\u escape")
-			}
-			j += 6
-			if utf16.IsSurrogate(r) {
-				// A lone surrogate becomes U+FFFD, as encoding/json does.
-				if r2, ok := d.hex4(j + 2); ok && j+1 < len(d.data) && d.data[j] == '\\' && d.data[j+1] == 'u' {
-					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-						b = utf8.AppendRune(b, dec)
-						j += 6
-						continue
-					}
-				}
-				r = utf8.RuneError
-			}
-			b = utf8.AppendRune(b, r)
-			continue
-		default:
-			return "", 0, d.errorf(j, "invalid escape \\%c in string", e)
-		}
-		j += 2
+	b, end, err := jsonscan.UnquoteAt(nil, d.data, i)
+	var se *jsonscan.SyntaxError
+	if errors.As(err, &se) {
+		return "", 0, d.errorf(se.Offset, "%s", se.Msg)
 	}
-	return "", 0, d.errorf(j, "unexpected end of JSON input in string")
-}
-
-func (d *jsonDoc) hex4(i int) (rune, bool) {
-	if i+4 > len(d.data) {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(string(d.data[i:i+4]), 16, 32)
-	return rune(v), err == nil
+	return string(b), end, err
 }
 
 // object returns the members of the object at i, which skip has validated.

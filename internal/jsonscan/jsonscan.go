@@ -426,6 +426,18 @@ func hex4(s []byte, i int) (rune, bool) {
 	return r, true
 }
 
+// UnquoteAt validates the string literal that starts at d[i] (a '"') and
+// appends its decoded value to dst (a lone surrogate escape becomes
+// U+FFFD, as encoding/json has it). end is the offset just past the
+// closing quote; a malformed literal is a *SyntaxError.
+func UnquoteAt(dst, d []byte, i int) (out []byte, end int, err error) {
+	end, err = skipString(d, i)
+	if err != nil {
+		return dst, end, err
+	}
+	return appendUnquoted(dst, d[i+1:end-1]), end, nil
+}
+
 // IsString reports whether raw is exactly one valid JSON string literal,
 // quotes included.
 func IsString(raw []byte) bool {

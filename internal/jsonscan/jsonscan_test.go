@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -270,6 +271,31 @@ func walk(t *testing.T, v Value, want any) {
 		}
 		if i != len(w) {
 			t.Fatalf("%d elements, want %d", i, len(w))
+		}
+	}
+}
+
+func TestUnquoteAt(t *testing.T) {
+	cases := []struct {
+		doc, want string
+		end       int
+	}{
+		{`"plain" x`, "plain", 7},
+		{`"a\nb\t\"\\\/\b\f\r"`, "a\nb\t\"\\/\b\f\r", 20},
+		{`"\u00e9\u4e2d"`, "é中", 14},
+		{`"\ud83d\ude00"`, "😀", 14},
+		{`"\ud83d x"`, "\uFFFD x", 10},
+	}
+	for _, c := range cases {
+		got, end, err := UnquoteAt([]byte("<"), []byte(c.doc), 0)
+		if err != nil || string(got) != "<"+c.want || end != c.end {
+			t.Errorf("%s: %q, %d, %v; want %q, %d", c.doc, got, end, err, "<"+c.want, c.end)
+		}
+	}
+	for _, doc := range []string{`"abc`, `"a\qb"`, `"\u12g4"`, "\"a\x01\""} {
+		var se *SyntaxError
+		if _, _, err := UnquoteAt(nil, []byte(doc), 0); !errors.As(err, &se) {
+			t.Errorf("%q: err %v, want a *SyntaxError", doc, err)
 		}
 	}
 }
