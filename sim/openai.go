@@ -80,15 +80,24 @@ func (completionsFormat) chunk(j *job, b []byte, from, n int, p *progress) []byt
 		b = append(b, "\"}]}\n\n"...)
 	}
 	if p.done {
-		b = oaiHead(b, j, "text_completion")
-		b = appendJSONString(b, p.reason.String())
-		b = append(b, `,"text":""}]`...)
-		b = j.sglext(b, p)
-		b = append(b, "}\n\n"...)
-		b = j.usageChunk(b, "text_completion", p)
-		b = append(b, "data: [DONE]\n\n"...)
+		b = j.lastChunks(b, "text_completion", `"text":""`, p)
 	}
 	return b
+}
+
+// lastChunks appends the end of an OpenAI stream: the chunk with the
+// finish reason and an empty content field (empty), the usage chunk, and
+// [DONE].
+func (j *job) lastChunks(b []byte, object, empty string, p *progress) []byte {
+	b = oaiHead(b, j, object)
+	b = appendJSONString(b, p.reason.String())
+	b = append(b, ',')
+	b = append(b, empty...)
+	b = append(b, '}', ']')
+	b = j.sglext(b, p)
+	b = append(b, "}\n\n"...)
+	b = j.usageChunk(b, object, p)
+	return append(b, "data: [DONE]\n\n"...)
 }
 
 func (completionsFormat) whole(j *job, b []byte, p *progress) []byte {
@@ -140,13 +149,7 @@ func (chatFormat) chunk(j *job, b []byte, from, n int, p *progress) []byte {
 		b = append(b, "}}]}\n\n"...)
 	}
 	if p.done {
-		b = oaiHead(b, j, "chat.completion.chunk")
-		b = appendJSONString(b, p.reason.String())
-		b = append(b, `,"delta":{}}]`...)
-		b = j.sglext(b, p)
-		b = append(b, "}\n\n"...)
-		b = j.usageChunk(b, "chat.completion.chunk", p)
-		b = append(b, "data: [DONE]\n\n"...)
+		b = j.lastChunks(b, "chat.completion.chunk", `"delta":{}`, p)
 	}
 	return b
 }
