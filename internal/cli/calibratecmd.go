@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"os"
 	"time"
 
@@ -25,13 +24,8 @@ func CalibrateMain(ctx context.Context, args []string, pio IO) int {
 	g.Add(argparse.Option{Name: "--throughput-requests", Type: argparse.Int, Default: 2500, Help: "Requests of the throughput run (0 skips it)."})
 	g.Add(argparse.Option{Name: "--throughput-concurrency", Type: argparse.Int, Default: 256, Help: "Concurrency of the throughput run."})
 	g.Add(argparse.Option{Name: "--throughput-output-len", Type: argparse.Int, Default: 96, Help: "Output tokens per request of the throughput run."})
-	ns, err := p.Parse(args)
+	ns, err := parseArgs(p, args, columns())
 	if err != nil {
-		if errors.Is(err, argparse.ErrHelp) {
-			err = &HelpRequested{Text: p.Help(columns())}
-		} else {
-			err = &UsageError{Msg: err.Error()}
-		}
 		code, _ := parseOutcome(err, pio)
 		return code
 	}

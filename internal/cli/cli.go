@@ -50,16 +50,9 @@ func ParseGiven(args []string) (*bench.Config, map[string]bool, error) {
 }
 
 func parse(args []string, cols int) (*bench.Config, map[string]bool, error) {
-	p := newParser()
-	ns, err := p.Parse(args)
-	var perr *argparse.Error
-	switch {
-	case errors.Is(err, argparse.ErrHelp):
-		return nil, nil, &HelpRequested{Text: p.Help(cols)}
-	case errors.As(err, &perr):
-		return nil, nil, &UsageError{Msg: perr.Msg}
-	case err != nil:
-		return nil, nil, &UsageError{Msg: err.Error()}
+	ns, err := parseArgs(newParser(), args, cols)
+	if err != nil {
+		return nil, nil, err
 	}
 	c := new(bench.Config)
 	given := map[string]bool{}
@@ -101,6 +94,19 @@ func Help() string { return newParser().Help(columns()) }
 
 // Usage returns the usage line(s) argparse prints before an error message.
 func Usage() string { return newParser().Usage(columns()) }
+
+// parseArgs runs p over args: a help request becomes *HelpRequested (its
+// text wrapped to cols), a bad command line *UsageError.
+func parseArgs(p *argparse.Parser, args []string, cols int) (*argparse.Namespace, error) {
+	ns, err := p.Parse(args)
+	switch {
+	case errors.Is(err, argparse.ErrHelp):
+		return nil, &HelpRequested{Text: p.Help(cols)}
+	case err != nil:
+		return nil, &UsageError{Msg: err.Error()}
+	}
+	return ns, nil
+}
 
 func newParser() *argparse.Parser {
 	p := argparse.New(prog, description)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -163,16 +162,9 @@ func ParseSim(args []string) (*sim.Config, error) { return parseSim(args, column
 func SimHelp() string { return newSimParser().Help(columns()) }
 
 func parseSim(args []string, cols int) (*sim.Config, error) {
-	p := newSimParser()
-	ns, err := p.Parse(args)
-	var perr *argparse.Error
-	switch {
-	case errors.Is(err, argparse.ErrHelp):
-		return nil, &HelpRequested{Text: p.Help(cols)}
-	case errors.As(err, &perr):
-		return nil, &UsageError{Msg: perr.Msg}
-	case err != nil:
-		return nil, &UsageError{Msg: err.Error()}
+	ns, err := parseArgs(newSimParser(), args, cols)
+	if err != nil {
+		return nil, err
 	}
 	c, err := sim.Preset(ns.Get("preset").(string))
 	if err != nil {

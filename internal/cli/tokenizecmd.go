@@ -66,16 +66,9 @@ func newTokenizeParser() *argparse.Parser {
 // parseTokenize parses the arguments after "benchserve tokenize". Errors
 // are *UsageError or *HelpRequested.
 func parseTokenize(args []string, cols int) (*tokenizeOptions, error) {
-	p := newTokenizeParser()
-	ns, err := p.Parse(args)
-	var perr *argparse.Error
-	switch {
-	case errors.Is(err, argparse.ErrHelp):
-		return nil, &HelpRequested{Text: p.Help(cols)}
-	case errors.As(err, &perr):
-		return nil, &UsageError{Msg: perr.Msg}
-	case err != nil:
-		return nil, &UsageError{Msg: err.Error()}
+	ns, err := parseArgs(newTokenizeParser(), args, cols)
+	if err != nil {
+		return nil, err
 	}
 	str := func(dest string) string {
 		if v, ok := ns.Get(dest).(string); ok {
