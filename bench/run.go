@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"benchserve/internal/pyfmt"
 	"benchserve/internal/pyjson"
 	"benchserve/internal/pyrand"
+	"benchserve/internal/syncio"
 	"benchserve/metrics"
 	"benchserve/record"
 	"benchserve/report"
@@ -75,7 +75,7 @@ func Run(ctx context.Context, cfg *Config, env Env) (*Result, error) {
 	}
 	// Request goroutines print (--print-requests) and so does the
 	// interrupt notice: each write must land whole.
-	env.Stdout, env.Stderr = Locked(env.Stdout), Locked(env.Stderr)
+	env.Stdout, env.Stderr = syncio.Locked(env.Stdout), syncio.Locked(env.Stderr)
 	// Until the measured run starts there is nothing to keep: an interrupt
 	// ends the setup at once.
 	setup, cancel := context.WithCancel(ctx)
@@ -88,26 +88,6 @@ func Run(ctx context.Context, cfg *Config, env Env) (*Result, error) {
 		}
 	}
 	return res, err
-}
-
-// Locked returns w with its writes serialised, for output shared by
-// goroutines. A writer it made is returned as is.
-func Locked(w io.Writer) io.Writer {
-	if _, ok := w.(*lockedWriter); ok {
-		return w
-	}
-	return &lockedWriter{w: w}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // stopOnInterrupt calls cancel when interrupt closes (or ctx ends first).

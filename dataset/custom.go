@@ -10,11 +10,11 @@ import (
 	_ "image/gif" // image sizes for the vision token counts
 	_ "image/jpeg"
 	_ "image/png"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+
+	"benchserve/internal/syncio"
 )
 
 // customPair is one conversation of a custom file: its first two turns
@@ -43,7 +43,7 @@ func loadCustom(ctx context.Context, p Params, env Env) ([]Row, error) {
 	label := "--dataset-path " + p.Path
 	// The image rows are built ahead of the walk and may print (a template
 	// fallback) while the walk does.
-	env.Out = &lockedWriter{w: env.Out}
+	env.Out = syncio.Locked(env.Out)
 	pairs, err := readCustom(ctx, p.Path, label, env)
 	if err != nil {
 		return nil, err
@@ -127,18 +127,6 @@ func loadCustom(ctx context.Context, p Params, env Env) ([]Row, error) {
 	shortfall(env.Out, label, len(rows), p.NumPrompts)
 	printRowSums(env.Out, rows)
 	return rows, nil
-}
-
-// lockedWriter serializes writes from several goroutines.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 // readCustom reads the conversations with two turns or more. Lines that

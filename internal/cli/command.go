@@ -9,6 +9,7 @@ import (
 	"runtime/pprof"
 
 	"benchserve/bench"
+	"benchserve/internal/syncio"
 )
 
 // IO is the process around a command, injected so that the whole command
@@ -34,7 +35,7 @@ func Main(ctx context.Context, args []string, pio IO) int {
 	if pio.Getenv == nil {
 		pio.Getenv = os.Getenv
 	}
-	pio.Stdout, pio.Stderr = bench.Locked(pio.Stdout), bench.Locked(pio.Stderr)
+	pio.Stdout, pio.Stderr = syncio.Locked(pio.Stdout), syncio.Locked(pio.Stderr)
 	// BENCHSERVE_CPUPROFILE names a file for a CPU profile of the whole
 	// command, for finding where the client's own time goes.
 	if path := pio.Getenv("BENCHSERVE_CPUPROFILE"); path != "" {
