@@ -2,11 +2,12 @@
 // records, summary, report.
 package bench
 
+import "benchserve/dataset"
+
 // Config is everything a run needs, one field per flag of the reference
 // tool (spec §9.2). Pointers and nil slices stand for Python's None.
 type Config struct {
-	// Target
-	Backend              string
+	// Target (--backend is Params.Backend)
 	BaseURL              *string
 	Host                 string
 	Port                 *int
@@ -25,42 +26,14 @@ type Config struct {
 	Sim       bool
 	SimPreset string
 
-	// Dataset
-	DatasetName          string
-	DatasetPath          string
-	DatasetOffset        int
-	AgenticMaxTurns      *int
-	SpeedBenchCategory   *string
-	SpeedBenchOutputLen  int
-	NumPrompts           int
-	SharegptOutputLen    *int
-	SharegptContextLen   *int
-	RandomInputLen       int
-	RandomOutputLen      int
-	RandomRangeRatio     float64
-	ImageCount           int
-	ImageResolution      string
-	RandomImageCount     bool
-	ImageFormat          string
-	ImageContent         string
-	ApplyChatTemplate    bool
-	TokenizePrompt       bool
-	PromptSuffix         string
-	GSPNumGroups         int
-	GSPPromptsPerGroup   int
-	GSPSystemPromptLen   int
-	GSPQuestionLen       int
-	GSPOutputLen         int
-	GSPRangeRatio        float64
-	GSPFastPrepare       bool
-	GSPSendRoutingKey    bool
-	GSPOrdered           bool
-	GSPNumTurns          int
-	GSPGroupDistribution string
-	GSPZipfAlpha         *float64
-	MooncakeSlowdown     float64
-	MooncakeNumRounds    int
-	MooncakeWorkload     string
+	// Dataset: the flags dataset.Params holds, promoted (--num-prompts is
+	// NumPrompts, --seed Seed, --backend Backend, --random-input-len
+	// RandomInputLen...). Its Name, Path and Model are not flags here: the
+	// run fills them in from DatasetName, DatasetPath and the resolved
+	// model (datasetParams); Model above is --model.
+	DatasetName string
+	DatasetPath string
+	dataset.Params
 
 	// Traffic
 	RequestRate        float64 // +Inf for a burst
@@ -71,7 +44,6 @@ type Config struct {
 	WarmupRequests     int
 	FlushCache         bool
 	FlushCacheTimeout  float64
-	Seed               int
 
 	// Request content
 	DisableStream       bool

@@ -656,46 +656,9 @@ func seconds(s float64) time.Duration {
 }
 
 func datasetParams(cfg *Config, model string) dataset.Params {
-	return dataset.Params{
-		Name:                 cfg.DatasetName,
-		Path:                 cfg.DatasetPath,
-		NumPrompts:           cfg.NumPrompts,
-		SharegptOutputLen:    cfg.SharegptOutputLen,
-		SharegptContextLen:   cfg.SharegptContextLen,
-		RandomInputLen:       cfg.RandomInputLen,
-		RandomOutputLen:      cfg.RandomOutputLen,
-		RandomRangeRatio:     cfg.RandomRangeRatio,
-		TokenizePrompt:       cfg.TokenizePrompt,
-		PromptSuffix:         cfg.PromptSuffix,
-		ApplyChatTemplate:    cfg.ApplyChatTemplate,
-		Seed:                 cfg.Seed,
-		Backend:              cfg.Backend,
-		Model:                model,
-		DatasetOffset:        cfg.DatasetOffset,
-		AgenticMaxTurns:      cfg.AgenticMaxTurns,
-		SpeedBenchCategory:   cfg.SpeedBenchCategory,
-		SpeedBenchOutputLen:  cfg.SpeedBenchOutputLen,
-		ImageCount:           cfg.ImageCount,
-		ImageResolution:      cfg.ImageResolution,
-		RandomImageCount:     cfg.RandomImageCount,
-		ImageFormat:          cfg.ImageFormat,
-		ImageContent:         cfg.ImageContent,
-		GSPNumGroups:         cfg.GSPNumGroups,
-		GSPPromptsPerGroup:   cfg.GSPPromptsPerGroup,
-		GSPSystemPromptLen:   cfg.GSPSystemPromptLen,
-		GSPQuestionLen:       cfg.GSPQuestionLen,
-		GSPOutputLen:         cfg.GSPOutputLen,
-		GSPRangeRatio:        cfg.GSPRangeRatio,
-		GSPFastPrepare:       cfg.GSPFastPrepare,
-		GSPSendRoutingKey:    cfg.GSPSendRoutingKey,
-		GSPOrdered:           cfg.GSPOrdered,
-		GSPNumTurns:          cfg.GSPNumTurns,
-		GSPGroupDistribution: cfg.GSPGroupDistribution,
-		GSPZipfAlpha:         cfg.GSPZipfAlpha,
-		MooncakeSlowdown:     cfg.MooncakeSlowdown,
-		MooncakeNumRounds:    cfg.MooncakeNumRounds,
-		MooncakeWorkload:     cfg.MooncakeWorkload,
-	}
+	p := cfg.Params
+	p.Name, p.Path, p.Model = cfg.DatasetName, cfg.DatasetPath, model
+	return p
 }
 
 // baseURL is --base-url, else http://host:port with an IPv6 host bracketed.

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"benchserve/dataset"
 )
 
 func TestBaseURL(t *testing.T) {
@@ -75,7 +77,7 @@ func TestAcceptLength(t *testing.T) {
 
 func TestCheckSupported(t *testing.T) {
 	base := func() *Config {
-		return &Config{Backend: "sglang", DatasetName: "random", LoraZipfAlpha: 1.5, LoraDistribution: "uniform"}
+		return &Config{Params: dataset.Params{Backend: "sglang"}, DatasetName: "random", LoraZipfAlpha: 1.5, LoraDistribution: "uniform"}
 	}
 	if err := checkSupported(base()); err != nil {
 		t.Fatalf("defaults refused: %v", err)
