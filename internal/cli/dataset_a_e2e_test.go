@@ -1,112 +1,18 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
-
-	"benchserve/sim"
 )
-
-// aRequest is one request as the simulator's wrapper received it.
-type aRequest struct {
-	path   string
-	header http.Header
-	body   []byte
-	reply  []byte
-}
-
-// aSim is a fresh instant simulator behind a wrapper that keeps every
-// request to the generation endpoints with its reply.
-type aSim struct {
-	url  string
-	mu   sync.Mutex
-	reqs []aRequest
-}
-
-func newASim(t *testing.T) *aSim {
-	t.Helper()
-	cfg, err := sim.Preset(sim.PresetInstant)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	as := &aSim{}
-	h := s.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		rw := &aRecorder{ResponseWriter: w}
-		h.ServeHTTP(rw, r)
-		if r.URL.Path == "/generate" || strings.HasPrefix(r.URL.Path, "/v1/") && r.URL.Path != "/v1/models" {
-			as.mu.Lock()
-			as.reqs = append(as.reqs, aRequest{path: r.URL.Path, header: r.Header.Clone(), body: body, reply: rw.buf.Bytes()})
-			as.mu.Unlock()
-		}
-	}))
-	t.Cleanup(func() { srv.Close(); s.Close() })
-	as.url = srv.URL
-	return as
-}
-
-func (as *aSim) requests() []aRequest {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	return append([]aRequest(nil), as.reqs...)
-}
-
-// metric reads a counter from the simulator's /metrics.
-func (as *aSim) metric(t *testing.T, name string) float64 {
-	t.Helper()
-	resp, err := http.Get(as.url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `\{[^}]*\} (\S+)$`).FindSubmatch(data)
-	if m == nil {
-		t.Fatalf("no %s in /metrics:\n%s", name, data)
-	}
-	v, err := strconv.ParseFloat(string(m[1]), 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-type aRecorder struct {
-	http.ResponseWriter
-	buf bytes.Buffer
-}
-
-func (w *aRecorder) Write(b []byte) (int, error) {
-	w.buf.Write(b)
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *aRecorder) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
 
 // aRun runs the command against as with the settings every test here
 // shares, failing the test on a non-zero exit.
-func aRun(t *testing.T, as *aSim, args ...string) string {
+func aRun(t *testing.T, as *recordingSim, args ...string) string {
 	t.Helper()
 	base := []string{"--base-url", as.url, "--model", "benchserve-sim", "--warmup-requests", "0",
 		"--output-file", filepath.Join(t.TempDir(), "r.jsonl")}
@@ -124,7 +30,7 @@ func TestEndToEndGSPZipfHitsMore(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the GSP cache
 	rate := map[string]float64{}
 	for _, dist := range []string{"uniform", "zipf"} {
-		as := newASim(t)
+		as := newRecordingSim(t)
 		args := []string{"--backend", "sglang", "--tokenizer", "o200k_base", "--dataset-name", "generated-shared-prefix",
 			"--gsp-num-groups", "32", "--gsp-prompts-per-group", "4", "--gsp-system-prompt-len", "256",
 			"--gsp-question-len", "16", "--gsp-output-len", "4", "--max-concurrency", "1", "--gsp-group-distribution", dist}
@@ -158,14 +64,14 @@ func TestEndToEndGSPZipfHitsMore(t *testing.T) {
 // request of a group; with two turns a conversation's second round sends
 // the first round's prompt, the server's real reply and the next question.
 func TestEndToEndGSPTurnsAndRoutingKey(t *testing.T) {
-	as := newASim(t)
+	as := newRecordingSim(t)
 	out := aRun(t, as, "--backend", "sglang-oai-chat", "--tokenizer", "o200k_base", "--dataset-name", "generated-shared-prefix",
 		"--gsp-num-groups", "3", "--gsp-prompts-per-group", "2", "--gsp-system-prompt-len", "40", "--gsp-question-len", "8",
 		"--gsp-output-len", "5", "--gsp-num-turns", "2", "--gsp-send-routing-key", "--gsp-range-ratio", "0.5")
 	if !strings.Contains(out, "Cache bypassed (range_ratio=0.5, send_routing_key=True, num_turns=2)") || !strings.Contains(out, "Number of turns: 2") {
 		t.Errorf("output:\n%s", out)
 	}
-	reqs := as.requests()
+	reqs := as.generation()
 	if len(reqs) != 12 {
 		t.Fatalf("%d requests, want 6 conversations × 2 rounds", len(reqs))
 	}
@@ -272,14 +178,14 @@ func TestEndToEndOpenAIAndTemplates(t *testing.T) {
 `
 	path := filepath.Join(dir, "req.jsonl")
 	os.WriteFile(path, []byte(reqs), 0o644)
-	as := newASim(t)
+	as := newRecordingSim(t)
 	out := aRun(t, as, "--backend", "sglang-oai-chat", "--tokenizer", tok, "--dataset-name", "openai", "--dataset-path", path,
 		"--num-prompts", "2", "--extra-request-body", `{"temperature": 0.1, "seed": 9}`, "--max-concurrency", "1")
 	if !strings.Contains(out, "Loaded 2 OpenAI-format requests\n#Input tokens: ") {
 		t.Errorf("output:\n%s", out)
 	}
 	got := map[string]bool{}
-	for _, r := range as.requests() {
+	for _, r := range as.generation() {
 		var body map[string]any
 		json.Unmarshal(r.body, &body)
 		delete(body, "stream")
@@ -298,10 +204,10 @@ func TestEndToEndOpenAIAndTemplates(t *testing.T) {
 
 	sg := filepath.Join(dir, "sg.json")
 	os.WriteFile(sg, []byte(`[{"conversations": [{"value": "w7 w8"}, {"value": "w9 w10 w11"}]}]`), 0o644)
-	as = newASim(t)
+	as = newRecordingSim(t)
 	aRun(t, as, "--backend", "sglang", "--tokenizer", tok, "--dataset-name", "sharegpt", "--dataset-path", sg,
 		"--num-prompts", "1", "--apply-chat-template")
-	r := as.requests()
+	r := as.generation()
 	if len(r) != 1 || !strings.Contains(string(r[0].body), `"text": "[user] w7 w8 [assistant]"`) {
 		t.Errorf("requests %+v", r)
 	}
@@ -330,9 +236,9 @@ func TestEndToEndJSONLDatasets(t *testing.T) {
 		{[]string{"--dataset-name", "custom", "--dataset-path", filepath.Join(dir, "custom.jsonl"), "--num-prompts", "1"}, 1,
 			`"text": "Hello there, friend"`},
 	} {
-		as := newASim(t)
+		as := newRecordingSim(t)
 		out := aRun(t, as, append([]string{"--backend", "sglang", "--tokenizer", "o200k_base"}, c.args...)...)
-		reqs := as.requests()
+		reqs := as.generation()
 		if len(reqs) != c.n || !strings.Contains(out, fmt.Sprintf("Successful requests:                     %d", c.n)) {
 			t.Errorf("%v: %d requests\n%s", c.args, len(reqs), out)
 			continue

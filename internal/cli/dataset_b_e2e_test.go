@@ -24,10 +24,11 @@ import (
 
 // seen is one request as the server received it.
 type seen struct {
-	at    time.Time
-	path  string
-	body  []byte
-	reply []byte
+	at     time.Time
+	path   string
+	header http.Header
+	body   []byte
+	reply  []byte
 }
 
 // recordingSim is the simulator behind a wrapper that notes when each
@@ -54,7 +55,7 @@ func newRecordingSim(t *testing.T) *recordingSim {
 		at := time.Now()
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		rec := &seen{at: at, path: r.URL.Path, body: body}
+		rec := &seen{at: at, path: r.URL.Path, header: r.Header.Clone(), body: body}
 		tw := &teeWriter{ResponseWriter: w}
 		h.ServeHTTP(tw, r)
 		rec.reply = tw.buf.Bytes()
@@ -79,6 +80,41 @@ func (rs *recordingSim) on(path string) []*seen {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })
 	return out
+}
+
+// generation returns the requests to the generation endpoints (not
+// /v1/models, /metrics and the like), in arrival order.
+func (rs *recordingSim) generation() []*seen {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	var out []*seen
+	for _, r := range rs.reqs {
+		if r.path == "/generate" || strings.HasPrefix(r.path, "/v1/") && r.path != "/v1/models" {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })
+	return out
+}
+
+// metric reads a counter from the simulator's /metrics.
+func (rs *recordingSim) metric(t *testing.T, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(rs.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `\{[^}]*\} (\S+)$`).FindSubmatch(data)
+	if m == nil {
+		t.Fatalf("no %s in /metrics:\n%s", name, data)
+	}
+	v, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // teeWriter keeps a copy of what the handler writes, flushes included.
