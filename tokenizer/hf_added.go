@@ -102,48 +102,9 @@ func (v *addedVocab) isSpecial(tok string) bool { return v.specials[tok] }
 // addedMatcher finds added tokens in text, leftmost-longest, as the
 // library's Aho-Corasick automaton (MatchKind::LeftmostLongest) does: of the
 // matches starting earliest, the longest.
-type addedMatcher struct {
-	root  [256]int32
-	nodes []addedNode
-}
+type addedMatcher struct{ byteTrie }
 
-type addedNode struct {
-	next map[byte]int32
-	id   int32 // -1: no token ends here
-}
-
-func (m *addedMatcher) reset() {
-	m.root = [256]int32{}
-	m.nodes = m.nodes[:0]
-	m.nodes = append(m.nodes, addedNode{id: -1}) // node 0 stands for "none"
-}
-
-func (m *addedMatcher) add(pat string, id int) {
-	if pat == "" {
-		return
-	}
-	n := m.root[pat[0]]
-	if n == 0 {
-		m.nodes = append(m.nodes, addedNode{id: -1})
-		n = int32(len(m.nodes) - 1)
-		m.root[pat[0]] = n
-	}
-	for i := 1; i < len(pat); i++ {
-		c, ok := m.nodes[n].next[pat[i]]
-		if !ok {
-			m.nodes = append(m.nodes, addedNode{id: -1})
-			c = int32(len(m.nodes) - 1)
-			if m.nodes[n].next == nil {
-				m.nodes[n].next = map[byte]int32{}
-			}
-			m.nodes[n].next[pat[i]] = c
-		}
-		n = c
-	}
-	if m.nodes[n].id < 0 { // the first of equal patterns wins
-		m.nodes[n].id = int32(id)
-	}
-}
+func (m *addedMatcher) add(pat string, id int) { m.insert(pat, int32(id)) }
 
 func (m *addedMatcher) empty() bool { return len(m.nodes) <= 1 }
 

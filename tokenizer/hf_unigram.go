@@ -16,7 +16,7 @@ type unigramModel struct {
 	unkScore     float64
 	byteFallback bool
 	byteFB       [256]int32
-	trie         unigramTrie
+	trie         byteTrie // ids are 0: a piece ends here (its id is looked up by text)
 	cache        wordCache
 }
 
@@ -24,7 +24,7 @@ func parseUnigram(d *jsonDoc, f modelFields, vs *jsonSpan) (hfModel, error) {
 	m := &unigramModel{unk: -1, byteFallback: f.ByteFallback}
 	m.vocab.ids = map[string]int{}
 	minScore := math.Inf(1)
-	m.trie.nodes = []unigramNode{{id: -1}}
+	m.trie.reset()
 	err := d.eachElement(vs.start, func(start, end int) error {
 		var tok string
 		var score float64
@@ -62,7 +62,7 @@ func parseUnigram(d *jsonDoc, f modelFields, vs *jsonSpan) (hfModel, error) {
 		m.has = append(m.has, true)
 		m.scores = append(m.scores, score)
 		minScore = min(minScore, score)
-		m.trie.insert(tok)
+		m.trie.insert(tok, 0)
 		return nil
 	})
 	if err != nil {
@@ -86,41 +86,6 @@ func parseUnigram(d *jsonDoc, f modelFields, vs *jsonSpan) (hfModel, error) {
 
 // vocabSize is the length of the piece list (the library's vocab.len()).
 func (m *unigramModel) vocabSize() int { return len(m.scores) }
-
-type unigramTrie struct {
-	root  [256]int32
-	nodes []unigramNode
-}
-
-type unigramNode struct {
-	next map[byte]int32
-	id   int32 // a token ends here (-1: none); the id is looked up again by text
-}
-
-func (t *unigramTrie) insert(tok string) {
-	if tok == "" {
-		return
-	}
-	n := t.root[tok[0]]
-	if n == 0 {
-		t.nodes = append(t.nodes, unigramNode{id: -1})
-		n = int32(len(t.nodes) - 1)
-		t.root[tok[0]] = n
-	}
-	for i := 1; i < len(tok); i++ {
-		c, ok := t.nodes[n].next[tok[i]]
-		if !ok {
-			t.nodes = append(t.nodes, unigramNode{id: -1})
-			c = int32(len(t.nodes) - 1)
-			if t.nodes[n].next == nil {
-				t.nodes[n].next = map[byte]int32{}
-			}
-			t.nodes[n].next[tok[i]] = c
-		}
-		n = c
-	}
-	t.nodes[n].id = 1
-}
 
 type unigramBest struct {
 	score float64
