@@ -244,8 +244,15 @@ func (c *Client) withURL(u string) *Client {
 	return c
 }
 
-// rawServer answers every connection with the given raw bytes, then closes it.
-func rawServer(t *testing.T, response string) string {
+// rawServer answers every request with the given raw bytes, then closes
+// the connection.
+func rawServer(t *testing.T, response string) string { return rawListener(t, response, false) }
+
+// resetServer answers every request with head, which may be empty, then
+// resets the connection (SO_LINGER 0).
+func resetServer(t *testing.T, head string) string { return rawListener(t, head, true) }
+
+func rawListener(t *testing.T, response string, reset bool) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -259,13 +266,15 @@ func rawServer(t *testing.T, response string) string {
 			}
 			go func() {
 				defer conn.Close()
-				br := bufio.NewReader(conn)
-				req, err := http.ReadRequest(br)
+				req, err := http.ReadRequest(bufio.NewReader(conn))
 				if err != nil {
 					return
 				}
 				io.Copy(io.Discard, req.Body)
 				io.WriteString(conn, response)
+				if reset {
+					conn.(*net.TCPConn).SetLinger(0)
+				}
 			}()
 		}
 	}()

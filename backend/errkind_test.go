@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net"
@@ -13,34 +12,6 @@ import (
 
 	"benchserve/record"
 )
-
-// resetServer reads each request, then resets the connection (SO_LINGER
-// 0) after writing head, which may be empty.
-func resetServer(t *testing.T, head string) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				req, err := http.ReadRequest(bufio.NewReader(conn))
-				if err == nil {
-					io.Copy(io.Discard, req.Body)
-					io.WriteString(conn, head)
-				}
-				conn.(*net.TCPConn).SetLinger(0)
-				conn.Close()
-			}()
-		}
-	}()
-	return "http://" + ln.Addr().String()
-}
 
 // Every failure of Do gets its kind and one precise line.
 func TestErrorKinds(t *testing.T) {
