@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -39,15 +38,9 @@ const scanBufSize = 1 << 20
 // openCorpus indexes the ShareGPT file at path. label names the file in
 // errors ("--dataset-path x.json"). The caller closes the corpus.
 func openCorpus(ctx context.Context, path, label string) (*corpus, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: no such file", label)
-	} else if err != nil {
-		return nil, fmt.Errorf("%s: %v", label, unwrapPath(err))
-	}
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		f.Close()
-		return nil, fmt.Errorf("%s: is a directory, not a JSON file", label)
+	f, err := openDatasetFile(path, label, "a JSON file")
+	if err != nil {
+		return nil, err
 	}
 	c, err := indexCorpus(ctx, f, label)
 	if err != nil {

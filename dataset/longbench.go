@@ -127,7 +127,7 @@ func openLongBench(ctx context.Context, p Params, env Env) (*lbSource, error) {
 	if strings.HasSuffix(path, ".parquet") {
 		return lbParquet(path, label)
 	}
-	f, err := openDatasetFile(path, label)
+	f, err := openDatasetFile(path, label, "a JSONL file")
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +244,7 @@ type lbRow struct {
 
 // lbParquet reads a parquet file's examples into memory.
 func lbParquet(path, label string) (src *lbSource, err error) {
-	f, err := openDatasetFile(path, label)
+	f, err := openDatasetFile(path, label, "a JSONL file")
 	if err != nil {
 		return nil, err
 	}

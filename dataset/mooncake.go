@@ -248,14 +248,11 @@ func download(ctx context.Context, client *http.Client, url, path string) error 
 // readTrace reads the first n records of a trace, as the reference's
 // records[:n]; the lines after them are not read.
 func readTrace(path, label string, n int) ([]traceRecord, error) {
-	f, err := os.Open(path)
+	f, err := openDatasetFile(path, label, "a JSONL trace")
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", label, unwrapPath(err))
+		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("%s: is a directory, not a JSONL trace", label)
-	}
 	var recs []traceRecord
 	r := bufio.NewReaderSize(f, 1<<16)
 	for line := 1; len(recs) < n; line++ {

@@ -16,8 +16,9 @@ import (
 // The JSONL datasets (openai, custom, speed-bench, longbench_v2) read
 // their files through jsonlLines.
 
-// openDatasetFile opens --dataset-path, with errors that name it.
-func openDatasetFile(path, label string) (*os.File, error) {
+// openDatasetFile opens a dataset file, with errors that name it (label)
+// and say what it should be (want: "a JSONL file").
+func openDatasetFile(path, label, want string) (*os.File, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: no such file", label)
@@ -26,7 +27,7 @@ func openDatasetFile(path, label string) (*os.File, error) {
 	}
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		f.Close()
-		return nil, fmt.Errorf("%s: is a directory, not a JSONL file", label)
+		return nil, fmt.Errorf("%s: is a directory, not %s", label, want)
 	}
 	return f, nil
 }
@@ -40,7 +41,7 @@ func jsonlLines(ctx context.Context, path, label string, fn func(n int, line []b
 
 // jsonlLinesAt is jsonlLines that also passes each line's byte offset.
 func jsonlLinesAt(ctx context.Context, path, label string, fn func(n int, off int64, line []byte) (bool, error)) error {
-	f, err := openDatasetFile(path, label)
+	f, err := openDatasetFile(path, label, "a JSONL file")
 	if err != nil {
 		return err
 	}
