@@ -482,7 +482,7 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 	if err := r.client.Preconnect(ctx, r.preconnects()); err != nil {
 		return nil, failure("connecting to %s: %v", redact(r.client.URL()), err)
 	}
-	check := startSelfCheck(len(recs))
+	check := startSelfCheck(len(recs), cfg.Sim)
 	start := time.Now()
 	end := r.dispatch(ctx, inflight, recs, start, bar, check)
 	check.stop()
@@ -502,7 +502,6 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 		accept = acceptLength(info)
 	}
 	sum := metrics.Compute(recs, dur, r.tok, metrics.Options{Backend: cfg.Backend, AcceptLength: accept, CacheReport: cfg.CacheReport})
-	check.withSim = cfg.Sim
 	checked := check.finish(dur, cfg.RequestRate, r.slots[len(r.slots)-1].At.Seconds(), recs, sum.TotalOutput)
 
 	run := report.Run{

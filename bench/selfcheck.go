@@ -27,10 +27,12 @@ type selfCheck struct {
 	lags []float64
 }
 
-func startSelfCheck(n int) *selfCheck {
+// startSelfCheck starts measuring a run of n requests; withSim: the
+// simulator runs in this process (--sim).
+func startSelfCheck(n int, withSim bool) *selfCheck {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return &selfCheck{cpu0: cpuTime(), gc0: ms.PauseTotalNs, lags: make([]float64, 0, n)}
+	return &selfCheck{withSim: withSim, cpu0: cpuTime(), gc0: ms.PauseTotalNs, lags: make([]float64, 0, n)}
 }
 
 // cpuTime is the process's user plus system CPU time.
