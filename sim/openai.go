@@ -195,20 +195,13 @@ func (j *job) chatText(b []byte, from, n int) []byte {
 // oaiHead starts a stream chunk, up to the value of finish_reason:
 // data: {"id","model","object","created","usage":null,"choices":[{"index":0,"finish_reason":
 func oaiHead(b []byte, j *job, object string) []byte {
-	b = append(b, `data: {"id":"`...)
-	b = append(b, j.id...)
-	b = append(b, `","model":`...)
-	b = appendJSONString(b, j.model)
-	b = append(b, `,"object":"`...)
-	b = append(b, object...)
-	b = append(b, `","created":`...)
-	b = strconv.AppendInt(b, j.created, 10)
+	b = oaiIdentity(append(b, "data: "...), j, object)
 	return append(b, `,"usage":null,"choices":[{"index":0,"finish_reason":`...)
 }
 
-// oaiObject starts a whole reply, up to the first member after
-// finish_reason in choices[0].
-func oaiObject(b []byte, j *job, object string, p *progress) []byte {
+// oaiIdentity appends the members every OpenAI object starts with:
+// {"id","model","object","created".
+func oaiIdentity(b []byte, j *job, object string) []byte {
 	b = append(b, `{"id":"`...)
 	b = append(b, j.id...)
 	b = append(b, `","model":`...)
@@ -217,6 +210,13 @@ func oaiObject(b []byte, j *job, object string, p *progress) []byte {
 	b = append(b, object...)
 	b = append(b, `","created":`...)
 	b = strconv.AppendInt(b, j.created, 10)
+	return b
+}
+
+// oaiObject starts a whole reply, up to the first member after
+// finish_reason in choices[0].
+func oaiObject(b []byte, j *job, object string, p *progress) []byte {
+	b = oaiIdentity(b, j, object)
 	b = append(b, `,"usage":`...)
 	b = j.usageObject(b, p)
 	b = append(b, `,"choices":[{"index":0,"finish_reason":`...)
@@ -229,14 +229,7 @@ func (j *job) usageChunk(b []byte, object string, p *progress) []byte {
 	if !j.usage {
 		return b
 	}
-	b = append(b, `data: {"id":"`...)
-	b = append(b, j.id...)
-	b = append(b, `","model":`...)
-	b = appendJSONString(b, j.model)
-	b = append(b, `,"object":"`...)
-	b = append(b, object...)
-	b = append(b, `","created":`...)
-	b = strconv.AppendInt(b, j.created, 10)
+	b = oaiIdentity(append(b, "data: "...), j, object)
 	b = append(b, `,"usage":`...)
 	b = j.usageObject(b, p)
 	return append(b, `,"choices":[]}`+"\n\n"...)
