@@ -11,8 +11,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
+	"benchserve/internal/hist"
 	"benchserve/internal/pyjson"
 )
 
@@ -98,6 +100,12 @@ type Options struct {
 	// retokenized output count, taken while the text is at hand. Use the
 	// tokenizer the metrics are given.
 	Counter Counter
+	// Runaway, when set, is called once for each reply that runs past
+	// twice its requested length (and 64 tokens more than it), with the
+	// requested length and the chunks (tokens, for /generate) so far: a
+	// server that ignores the length limit, whose replies may run on for
+	// as long as --request-timeout allows.
+	Runaway func(requested, got int)
 	// DropText leaves the text out of the records Counter has counted,
 	// except for sglang-oai and sglang-oai-chat, whose text the metrics
 	// may retokenize chunk by chunk (see ChunkLens). Records then hold
@@ -136,6 +144,13 @@ type Input struct {
 	Extra *pyjson.Object
 	// RoutingKey, when set, goes out as the X-SMG-Routing-Key header.
 	RoutingKey string
+	// ID, when set, is the request's id: sent as X-Request-Id (unless
+	// the headers already have one, or the backend sends no headers) and
+	// kept in the record unless the server answers with an id of its own.
+	ID string
+	// Gate, when set and ended before the request is written, keeps it
+	// from being sent (an interrupt that came while it waited to go out).
+	Gate context.Context
 }
 
 // RoutingKeyHeader carries Input.RoutingKey.
@@ -153,6 +168,42 @@ type Client struct {
 	// chunkLens: the records keep ChunkLens and their text (sglang-oai,
 	// sglang-oai-chat: §5.1's retokenized ITL).
 	chunkLens bool
+	// ownID: the headers carry no X-Request-Id of their own.
+	ownID bool
+
+	mu     sync.Mutex
+	delays hist.H // read delays of every request since ResetTiming
+}
+
+// LateRead is how long after its newest bytes arrived a read may come
+// before the chunks it bunches together count as bunched by the client
+// (record.Record.LateBunched).
+const LateRead = time.Millisecond
+
+// ReadDelays returns the delays of the kernel-timed reads of every
+// request since ResetTiming: from the kernel's receive time of a read's
+// newest bytes to the read.
+func (c *Client) ReadDelays() hist.H {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.delays
+}
+
+// ResetTiming forgets the read delays gathered so far (those of the
+// warmup, say).
+func (c *Client) ResetTiming() {
+	c.mu.Lock()
+	c.delays.Reset()
+	c.mu.Unlock()
+}
+
+func (c *Client) addDelays(h *hist.H) {
+	if h.Count() == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.delays.Merge(h)
+	c.mu.Unlock()
 }
 
 // New returns a client for the backend name. header holds the auth and
@@ -187,6 +238,7 @@ func New(name, baseURL string, opt Options, header http.Header, client *http.Cli
 		c.host = h
 		c.header.Del("Host")
 	}
+	c.ownID = k != kindTRT && c.header.Get(requestIDHeader) == ""
 	return c, nil
 }
 
@@ -196,34 +248,48 @@ func (c *Client) Name() string { return c.name }
 // URL is the API URL requests go to.
 func (c *Client) URL() string { return c.url }
 
-// Preconnect opens n keep-alive connections to the server at once and
-// keeps them for the requests to come: the first requests of a run then
-// find a connection ready instead of each connecting on its own (at high
-// concurrency the client connects one after another, and a request's
-// TTFT, which like the reference's starts before connecting, counts the
-// wait). It does nothing without keep-alive, for https, or with a client
-// not made by NewHTTPClient; it returns the first connect error.
-func (c *Client) Preconnect(ctx context.Context, n int) error {
+// Preconnect opens n keep-alive connections to the server at once (with
+// their TLS handshakes, for https) and keeps them for the requests to
+// come: the first requests of a run then find a connection ready instead
+// of each connecting on its own (at high concurrency the client connects
+// one after another, and a request's TTFT, which like the reference's
+// starts before connecting, counts the wait). It does nothing without
+// keep-alive or with a client not made by NewHTTPClient. It returns how
+// many connections it opened and the first connect error.
+func (c *Client) Preconnect(ctx context.Context, n int) (int, error) {
 	t, ok := c.http.Transport.(*transport)
 	if !ok {
-		return nil
+		return 0, nil
 	}
 	u, err := url.Parse(c.url)
-	if err != nil || u.Scheme != "http" {
-		return nil
+	if err != nil {
+		return 0, nil
 	}
-	return t.preconnect(ctx, hostPort(&http.Request{URL: u}), n)
+	return t.preconnect(ctx, connKey(&http.Request{URL: u}), n)
 }
 
 // CloseIdleConnections closes the client's idle keep-alive connections.
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 
+// requestIDHeader carries Input.ID.
+const requestIDHeader = "X-Request-Id"
+
 // headerFor returns the headers of one request.
 func (c *Client) headerFor(in *Input) http.Header {
-	if in.RoutingKey == "" || c.kind == kindTRT || c.kind == kindTruss {
+	route := in.RoutingKey != "" && c.kind != kindTRT && c.kind != kindTruss
+	id := in.ID != "" && c.ownID
+	if !route && !id {
 		return c.header
 	}
-	h := c.header.Clone()
-	h.Set(RoutingKeyHeader, in.RoutingKey)
+	h := make(http.Header, len(c.header)+2)
+	for k, v := range c.header {
+		h[k] = v // shared, read-only
+	}
+	if route {
+		h.Set(RoutingKeyHeader, in.RoutingKey)
+	}
+	if id {
+		h.Set(requestIDHeader, in.ID)
+	}
 	return h
 }

@@ -55,7 +55,7 @@ func BenchmarkStream(b *testing.B) {
 			for b.Loop() {
 				r.Reset(body)
 				rec := record.Record{}
-				c.read(context.Background(), r, &rec, time.Now(), benchChunks)
+				c.readBody(context.Background(), r, &rec, time.Now(), benchChunks)
 				if !rec.Success || rec.Gaps.Len() != benchChunks-1 {
 					b.Fatalf("%s: %+v", backend, rec.Error)
 				}
@@ -63,7 +63,7 @@ func BenchmarkStream(b *testing.B) {
 			allocs = testing.AllocsPerRun(20, func() {
 				r.Reset(body)
 				rec := record.Record{}
-				c.read(context.Background(), r, &rec, time.Now(), benchChunks)
+				c.readBody(context.Background(), r, &rec, time.Now(), benchChunks)
 			})
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchChunks, "ns/chunk")
 			b.ReportMetric(allocs/benchChunks, "allocs/chunk")

@@ -124,6 +124,7 @@ func (c *Client) completionsBody(in *Input) *pyjson.Object {
 		o.Set("logprobs", pyjson.Int(c.opt.TopLogprobsNum))
 	}
 	o.Update(in.Extra)
+	c.askUsage(o, in.Extra)
 	setLoRA(o, in)
 	if len(in.Images) > 0 {
 		o.Set("image_data", pyjson.Strings(in.Images))
@@ -139,8 +140,40 @@ func (c *Client) chatBody(in *Input) *pyjson.Object {
 	o.Set("stream", boolJSON(c.opt.Stream))
 	c.setDefaults(o, in)
 	o.Update(in.Extra)
+	c.askUsage(o, in.Extra)
 	setLoRA(o, in)
 	return o
+}
+
+// usageOn is stream_options asking for the usage chunk.
+var usageOn = []byte(`{"include_usage": true}`)
+
+// askUsage asks a streamed completions or chat request for the server's
+// token counts, so that the output length is the server's rather than
+// the requested maximum: stream_options.include_usage is set to true, as
+// Python's setdefault would, among the extra body's keys (where the
+// reference puts it for multi-turn rounds). A stream_options of the
+// user's that is not an object (null: ask for nothing), or that has an
+// include_usage, is kept as given.
+func (c *Client) askUsage(o, extra *pyjson.Object) {
+	if !c.opt.Stream {
+		return
+	}
+	var raw []byte
+	ok := false
+	if extra != nil {
+		raw, ok = extra.Get("stream_options")
+	}
+	if !ok {
+		o.Set("stream_options", usageOn)
+		return
+	}
+	opts, err := pyjson.ParseObject(raw)
+	if err != nil || opts.Has("include_usage") {
+		return
+	}
+	opts.Set("include_usage", jsonTrue)
+	o.Set("stream_options", opts.Bytes())
 }
 
 // messages builds the chat messages: the list prompt as given, or one user

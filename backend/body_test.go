@@ -21,7 +21,10 @@ func extra(t *testing.T, s string) *pyjson.Object {
 }
 
 // TestBodies checks bodies byte for byte. The expected strings are what
-// CPython's json.dumps prints for the payloads the reference tool builds.
+// CPython's json.dumps prints for the payloads the reference tool builds,
+// but for the one key we add: streamed completions and chat ask for usage
+// (stream_options.include_usage, as the reference does for multi-turn
+// rounds) so that output lengths are the server's counts.
 func TestBodies(t *testing.T) {
 	images := []string{"data:image/png;base64,AAAA", "data:image/jpeg;base64,BBBB"}
 	cases := []struct {
@@ -49,17 +52,23 @@ func TestBodies(t *testing.T) {
 		{"native/empty-tokenids", "sglang", func() Options { o := opt(true, true); o.TokenIDsLogprob = []int{}; return o }(), Input{Text: "p", OutputLen: 1},
 			`{"text": "p", "sampling_params": {"temperature": 0.0, "max_new_tokens": 1, "ignore_eos": true}, "stream": true, "lora_path": null, "return_logprob": false, "return_routed_experts": false, "logprob_start_len": -1, "token_ids_logprob": []}`},
 		{"completions/plain", "sglang-oai", opt(true, true), Input{Text: "Hello", OutputLen: 32, Model: "m"},
-			`{"model": "m", "prompt": "Hello", "best_of": 1, "max_tokens": 32, "stream": true, "temperature": 0.0, "ignore_eos": true}`},
+			`{"model": "m", "prompt": "Hello", "best_of": 1, "max_tokens": 32, "stream": true, "temperature": 0.0, "ignore_eos": true, "stream_options": {"include_usage": true}}`},
 		{"completions/extra-lora-images-logprobs", "vllm", func() Options { o := opt(false, false); o.ReturnLogprob = true; o.TopLogprobsNum = 3; return o }(), Input{Text: "Hello", OutputLen: 32, Model: "m", LoRA: "lora-a", Images: images, Extra: extra(t, `{"temperature": 0.5, "top_k": -1, "max_tokens": 3, "model": "over"}`)},
 			`{"model": "lora-a", "prompt": "Hello", "best_of": 1, "max_tokens": 3, "stream": false, "ignore_eos": false, "logprobs": 3, "temperature": 0.5, "top_k": -1, "lora_path": "lora-a", "image_data": ["data:image/png;base64,AAAA", "data:image/jpeg;base64,BBBB"]}`},
 		{"completions/eos-in-extra", "lmdeploy", func() Options { o := opt(true, true); o.ReturnLogprob = true; return o }(), Input{Text: "Hello", OutputLen: 32, Model: "m", Extra: extra(t, `{"ignore_eos": false, "lora_path": "z"}`)},
-			`{"model": "m", "prompt": "Hello", "best_of": 1, "max_tokens": 32, "stream": true, "temperature": 0.0, "ignore_eos": false, "lora_path": "z"}`},
+			`{"model": "m", "prompt": "Hello", "best_of": 1, "max_tokens": 32, "stream": true, "temperature": 0.0, "ignore_eos": false, "lora_path": "z", "stream_options": {"include_usage": true}}`},
 		{"chat/plain", "sglang-oai-chat", opt(true, true), Input{Text: "Say hello", OutputLen: 8, Model: "m"},
-			`{"model": "m", "messages": [{"role": "user", "content": "Say hello"}], "max_completion_tokens": 8, "stream": true, "temperature": 0.0, "ignore_eos": true}`},
+			`{"model": "m", "messages": [{"role": "user", "content": "Say hello"}], "max_completion_tokens": 8, "stream": true, "temperature": 0.0, "ignore_eos": true, "stream_options": {"include_usage": true}}`},
 		{"chat/images-lora-extra", "vllm-chat", opt(true, true), Input{Text: "Describe", OutputLen: 8, Model: "m", LoRA: "lora-b", Images: images, Extra: extra(t, `{"temperature": 1.0, "lora_path": "first", "return_cached_tokens_details": true}`)},
-			`{"model": "lora-b", "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}, {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,BBBB"}}, {"type": "text", "text": "Describe"}]}], "max_completion_tokens": 8, "stream": true, "ignore_eos": true, "temperature": 1.0, "lora_path": "lora-b", "return_cached_tokens_details": true}`},
+			`{"model": "lora-b", "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}, {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,BBBB"}}, {"type": "text", "text": "Describe"}]}], "max_completion_tokens": 8, "stream": true, "ignore_eos": true, "temperature": 1.0, "lora_path": "lora-b", "return_cached_tokens_details": true, "stream_options": {"include_usage": true}}`},
 		{"chat/messages", "lmdeploy-chat", opt(false, false), Input{Messages: []byte(`[{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]`), OutputLen: 8, Model: "m"},
 			`{"model": "m", "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}], "max_completion_tokens": 8, "stream": false, "temperature": 0.0, "ignore_eos": false}`},
+		{"chat/usage-options-kept", "vllm-chat", opt(true, true), Input{Text: "u", OutputLen: 8, Model: "m", Extra: extra(t, `{"stream_options": {"continuous_usage_stats": true}, "top_k": 1}`)},
+			`{"model": "m", "messages": [{"role": "user", "content": "u"}], "max_completion_tokens": 8, "stream": true, "temperature": 0.0, "ignore_eos": true, "stream_options": {"continuous_usage_stats": true, "include_usage": true}, "top_k": 1}`},
+		{"chat/usage-false-kept", "vllm-chat", opt(true, true), Input{Text: "u", OutputLen: 8, Model: "m", Extra: extra(t, `{"stream_options": {"include_usage": false}}`)},
+			`{"model": "m", "messages": [{"role": "user", "content": "u"}], "max_completion_tokens": 8, "stream": true, "temperature": 0.0, "ignore_eos": true, "stream_options": {"include_usage": false}}`},
+		{"completions/usage-null-opts-out", "vllm", opt(true, true), Input{Text: "u", OutputLen: 8, Model: "m", Extra: extra(t, `{"stream_options": null}`)},
+			`{"model": "m", "prompt": "u", "best_of": 1, "max_tokens": 8, "stream": true, "temperature": 0.0, "ignore_eos": true, "stream_options": null}`},
 		{"embeddings/plain", "sglang-embedding", opt(true, true), Input{Text: "text to embed", OutputLen: 5, Model: "e5"},
 			`{"input": "text to embed", "model": "e5"}`},
 		{"embeddings/lora-extra", "vllm-embedding", opt(true, true), Input{Text: "t", Model: "e5", LoRA: "lo", Extra: extra(t, `{"model": "x", "encoding_format": "float"}`)},

@@ -29,6 +29,7 @@ func (p *parser) chatDoc(doc []byte, at time.Time) error {
 	if !ok {
 		return errors.New("no choices[0]")
 	}
+	p.finishReason(first)
 	msg, _ := first.Get("message")
 	if msg.Kind != jsonscan.Object {
 		return errors.New("choices[0] has no message object")

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"benchserve/internal/hist"
 	"benchserve/internal/jsonscan"
 	"benchserve/record"
 	"benchserve/sse"
@@ -24,9 +25,11 @@ const keepBuffer = 1 << 20
 
 // conn holds the per-request buffers, reused through a pool.
 type conn struct {
-	lines *sse.Reader
-	body  []byte
-	p     parser
+	lines  *sse.Reader
+	body   []byte
+	p      parser
+	note   sendNote
+	delays hist.H // the request's read delays, added to the client's at its end
 }
 
 var conns = sync.Pool{New: func() any { return &conn{lines: sse.NewReader(nil, 0)} }}
@@ -41,6 +44,8 @@ func putConn(c *conn) {
 		c.body = nil
 	}
 	c.lines.Reset(nil)
+	c.note = sendNote{}
+	c.delays.Reset()
 	if cap(c.p.text) > keepBuffer {
 		c.p.text = nil
 	}
@@ -60,15 +65,20 @@ func putConn(c *conn) {
 // Do sends one request and fills rec: Start (seconds since epoch, stamped
 // just before sending), Success, Latency, TTFT, Gaps, ChunkLens (see
 // Client.chunkLens), Text or its token count (see Options.Counter),
-// PromptLen (when the server reports prompt_tokens), OutputLen, Error and
-// the cache and speculative-decoding fields. The caller has set the input
-// lengths and PromptLen. All failures end up in rec.Error, as one line,
-// classified in rec.ErrorKind.
+// PromptLen (when the server reports prompt_tokens), OutputLen and its
+// source, SendDelay, the chunk counts, ID, Error and the cache and
+// speculative-decoding fields. The caller has set the input lengths and
+// PromptLen. All failures end up in rec.Error, as one line, classified in
+// rec.ErrorKind. When in.Gate had ended before the request could be
+// written, nothing is sent and rec.Sent is cleared.
 func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch time.Time) {
 	body := c.Body(in)
 	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	cn := getConn()
+	defer putConn(cn)
+	cn.note.gate = in.Gate
+	req, err := http.NewRequestWithContext(context.WithValue(ctx, noteKey{}, &cn.note), http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		fail(rec, record.KindOther, fmt.Sprintf("building the request: %v", err))
 		return
@@ -78,29 +88,37 @@ func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch ti
 		req.Host = c.host
 	}
 	rec.OutputLen = in.OutputLen
+	rec.ID = in.ID
 
 	st := time.Now()
 	rec.Start = st.Sub(epoch).Seconds()
 	resp, err := c.http.Do(req)
+	if w := cn.note.wrote; !w.IsZero() {
+		rec.SendDelay = w.Sub(st).Seconds()
+	}
 	if err != nil {
+		if cn.note.notSent {
+			rec.Sent, rec.Start = false, 0
+			return
+		}
 		kind, msg := c.transportError(ctx, err)
 		fail(rec, kind, msg)
 		return
 	}
 	defer resp.Body.Close()
-	rec.ID = resp.Header.Get("X-Request-Id")
+	if id := resp.Header.Get("X-Request-Id"); id != "" {
+		rec.ID = id
+	}
 	if resp.StatusCode != http.StatusOK {
 		fail(rec, statusKind(resp.StatusCode), statusError(resp))
 		return
 	}
-
-	c.read(ctx, resp.Body, rec, st, in.OutputLen)
+	c.read(ctx, cn, resp.Body, rec, st, in.OutputLen)
+	c.addDelays(&cn.delays)
 }
 
 // read parses a 200 response into rec; st is when the request was sent.
-func (c *Client) read(ctx context.Context, body io.Reader, rec *record.Record, st time.Time, outputLen int) {
-	cn := getConn()
-	defer putConn(cn)
+func (c *Client) read(ctx context.Context, cn *conn, body io.Reader, rec *record.Record, st time.Time, outputLen int) {
 	p := &cn.p
 	p.reset(c, st, rec, outputLen)
 	var err error
@@ -109,6 +127,7 @@ func (c *Client) read(ctx context.Context, body io.Reader, rec *record.Record, s
 	} else {
 		err = c.readWhole(body, cn)
 	}
+	p.counts()
 	if err != nil {
 		kind, msg, ok := c.ctxFailure(ctx)
 		if !ok {
@@ -131,8 +150,10 @@ func (c *Client) readStream(body io.Reader, cn *conn) error {
 	r, p := cn.lines, &cn.p
 	r.Reset(body)
 	r.SetFloor(p.st)
+	r.SetDelays(&cn.delays)
 	for {
 		line, at, err := r.Next()
+		p.readIdx, p.readDelay = r.Reads(), r.Delay()
 		if err == io.EOF {
 			break
 		}
@@ -300,8 +321,12 @@ func (p *parser) finish() {
 	r.Gaps = p.itl.Clone()
 	p.keepText()
 	switch p.kind {
-	case kindNative, kindCompletions, kindChat:
-		r.OutputLen = p.outputLen
+	case kindNative:
+		r.OutputLen, r.OutputSource = p.outputLen, record.OutputServer
+	case kindCompletions, kindChat, kindTruss:
+		r.OutputLen, r.OutputSource = p.outputCount()
+	case kindTRT:
+		r.OutputSource = record.OutputRequested
 	case kindEmbeddings:
 		r.OutputLen = 0
 	}

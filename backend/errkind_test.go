@@ -158,7 +158,7 @@ func TestTooLarge(t *testing.T) {
 	for _, stream := range []bool{true, false} {
 		c := client(t, "vllm", Options{Stream: stream})
 		rec := &record.Record{}
-		c.read(context.Background(), &endless{head: []byte("data: {\"choices\":[{\"text\":\"")}, rec, time.Now(), 8)
+		c.readBody(context.Background(), &endless{head: []byte("data: {\"choices\":[{\"text\":\"")}, rec, time.Now(), 8)
 		want := "line 1 of the response is longer than the 64 MiB limit"
 		if !stream {
 			want = "the response is larger than the 64 MiB limit"

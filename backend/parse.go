@@ -34,9 +34,23 @@ type parser struct {
 	done      bool // saw [DONE]
 	whole     bool // the reply was one JSON document, not a stream
 
+	requested     int // the requested output length
 	outputLen     int
 	lastOutputLen int
-	reported      int // completion tokens the server reported (a whole reply)
+	reported      int  // completion tokens the server reported
+	served        bool // some completion_tokens came (reported holds the last)
+	stop          int8 // the last finish_reason: 0 none, stopLength or stopOther
+
+	// The chunks with content, and those bunched (record.Record.Chunks);
+	// readIdx and readDelay describe the read that brought the line
+	// being handled, lastRead the read of the content chunk before.
+	chunks, bunched, lateBunched int
+	readIdx, lastRead            int
+	readDelay                    time.Duration
+	// runaway is the length at which the reply counts as running past
+	// its limit (0: never), warned that Options.Runaway was called.
+	runaway int
+	warned  bool
 
 	cached    int
 	cacheRaw  []byte // the last cached_tokens_details object
@@ -56,7 +70,8 @@ type parser struct {
 func (p *parser) reset(c *Client, st time.Time, rec *record.Record, outputLen int) {
 	p.itl.Reset()
 	*p = parser{
-		c: c, kind: c.kind, st: st, rec: rec, last: st, outputLen: outputLen,
+		c: c, kind: c.kind, st: st, rec: rec, last: st, outputLen: outputLen, requested: outputLen,
+		lastRead: -1, runaway: runawayAt(outputLen),
 		text: p.text[:0], chunk: p.chunk[:0], cacheRaw: p.cacheRaw[:0], tmpl: p.tmpl[:0],
 		itl: p.itl, chunkLens: p.chunkLens[:0],
 	}
@@ -238,9 +253,66 @@ func (f *fields) pick(k []byte, val jsonscan.Value) {
 
 var fieldNames = []string{"choices", "usage", "meta_info", "sglext", "text", "text_output", "error", "object"}
 
+// Finish reasons.
+const (
+	stopLength int8 = 1 + iota // "length": the requested length was reached
+	stopOther                  // any other: the server stopped early
+)
+
+// runawayAt is the length past which a reply of requested tokens counts
+// as running past its limit.
+func runawayAt(requested int) int {
+	if requested <= 0 {
+		return 0
+	}
+	return max(2*requested, requested+64)
+}
+
+// countChunk counts a chunk with content: bunched when it came in the same
+// read as the chunk with content before it; and warns once when the reply
+// has run past its limit (n is its length so far).
+func (p *parser) countChunk(n int) {
+	p.chunks++
+	if p.readIdx == p.lastRead && p.chunks > 1 {
+		p.bunched++
+		if p.readDelay > LateRead {
+			p.lateBunched++
+		}
+	}
+	p.lastRead = p.readIdx
+	if p.runaway > 0 && n >= p.runaway && !p.warned {
+		p.warned = true
+		if f := p.c.opt.Runaway; f != nil {
+			f(p.requested, n)
+		}
+	}
+}
+
+// counts copies the chunk counts into the record.
+func (p *parser) counts() {
+	r := p.rec
+	r.Chunks, r.Bunched, r.LateBunched = clamp32(p.chunks), clamp32(p.bunched), clamp32(p.lateBunched)
+}
+
+func clamp32(n int) int32 { return int32(min(n, 1<<31-1)) }
+
+// finishReason notes choices[0].finish_reason, when it is a string.
+func (p *parser) finishReason(choice jsonscan.Value) {
+	fr, _ := choice.Get("finish_reason")
+	if fr.Kind != jsonscan.String {
+		return
+	}
+	if string(fr.Raw) == `"length"` {
+		p.stop = stopLength
+	} else {
+		p.stop = stopOther
+	}
+}
+
 // token records a chunk with content: the first sets TTFT, each later one
 // adds a per-chunk ITL (and, for sglang-oai(-chat), its byte length).
 func (p *parser) token(at time.Time, n int) {
+	p.countChunk(p.chunks + 1)
 	if !p.started {
 		p.started = true
 		p.rec.TTFT = at.Sub(p.st).Seconds()
@@ -278,9 +350,25 @@ func (p *parser) usageOutputLen(f *fields) {
 	if ct, ok := f.usage.Get("completion_tokens"); ok {
 		if n, ok := ct.Int(); ok {
 			p.outputLen = int(n)
-			p.reported = int(n)
+			p.reported, p.served = int(n), true
 		}
 	}
+}
+
+// outputCount is a successful reply's output length and where it comes
+// from: the server's completion_tokens (a 0 that came with text, as
+// Ollama sends in every chunk, is no count); else, when the server said
+// it stopped before the limit, the text's own tokens; else, as the
+// reference, the requested length.
+func (p *parser) outputCount() (int, record.OutputSource) {
+	r := p.rec
+	switch {
+	case p.served && (p.reported > 0 || len(p.text) == 0):
+		return p.reported, record.OutputServer
+	case p.stop == stopOther && r.TextCounted:
+		return r.TextTokens, record.OutputRetokenized
+	}
+	return p.requested, record.OutputRequested
 }
 
 // empty reports a 200 reply that generated nothing, which counts as a
@@ -302,7 +390,7 @@ func (p *parser) empty() bool {
 func (p *parser) reportedTokens(v jsonscan.Value) {
 	if ct, ok := v.Get("completion_tokens"); ok {
 		if n, ok := ct.Int(); ok {
-			p.reported = int(n)
+			p.reported, p.served = int(n), true
 		}
 	}
 }
@@ -358,6 +446,7 @@ func (p *parser) completions(f *fields, at time.Time) error {
 	if err != nil {
 		return fmt.Errorf("choices[0].%w", err)
 	}
+	p.finishReason(first)
 	p.hot = text
 	if len(text.Raw) <= 2 {
 		if p.whole && p.kind == kindCompletions {
@@ -382,6 +471,7 @@ func (p *parser) chat(f *fields, at time.Time) error {
 	if !ok {
 		return nil
 	}
+	p.finishReason(first)
 	delta, _ := first.Get("delta")
 	if err := p.chatContent(delta); err != nil {
 		return fmt.Errorf("choices[0].delta.%w", err)
@@ -506,6 +596,9 @@ func (p *parser) native(f *fields, at time.Time) error {
 		return errors.New("a chunk with text has no integer meta_info.completion_tokens")
 	}
 	p.outputLen = int(n)
+	if n != int64(p.lastOutputLen) || !p.started {
+		p.countChunk(int(n))
+	}
 	if !p.started {
 		p.started = true
 		p.rec.TTFT = at.Sub(p.st).Seconds()

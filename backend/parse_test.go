@@ -56,7 +56,7 @@ func client(t testing.TB, backend string, o Options) *Client {
 func parse(c *Client, body []byte, seed, outputLen, promptLen int) *record.Record {
 	rec := &record.Record{PromptLen: promptLen, OutputLen: outputLen}
 	r := &splitReader{data: body, rng: rand.New(rand.NewPCG(uint64(seed), 3)), max: 1 + seed%97}
-	c.read(context.Background(), r, rec, time.Now(), outputLen)
+	c.readBody(context.Background(), r, rec, time.Now(), outputLen)
 	return rec
 }
 
@@ -484,4 +484,11 @@ func TestParserReuse(t *testing.T) {
 	if !bytes.Equal([]byte(long.Text), []byte("Hello, world! é😀")) {
 		t.Error("first record's text changed by the second request")
 	}
+}
+
+// readBody is Client.read with a pooled buffer set of its own.
+func (c *Client) readBody(ctx context.Context, body io.Reader, rec *record.Record, st time.Time, outputLen int) {
+	cn := getConn()
+	defer putConn(cn)
+	c.read(ctx, cn, body, rec, st, outputLen)
 }

@@ -3,6 +3,7 @@
 package backend
 
 import (
+	"crypto/tls"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,12 +17,18 @@ import (
 // not when a busy client got round to reading it. The server writes two
 // chunks; the client reads each 40 ms after it was written.
 // Stamped at the read, the first chunk would be 40 ms late; stamped with
-// the kernel's receive time it is within the server's write.
+// the kernel's receive time it is within the server's write. The same
+// over TLS, whose records are read from a kernel-timed connection too.
 func TestChunkStampedAtArrival(t *testing.T) {
+	t.Run("http", func(t *testing.T) { testChunkStamped(t, false) })
+	t.Run("https", func(t *testing.T) { testChunkStamped(t, true) })
+}
+
+func testChunkStamped(t *testing.T, useTLS bool) {
 	type write struct{ before, after time.Time }
 	writes := make(chan write, 2)
 	next := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		rc := http.NewResponseController(w)
 		if r.URL.Path == "/warm" {
@@ -39,8 +46,13 @@ func TestChunkStampedAtArrival(t *testing.T) {
 			writes <- wr
 		}
 	}))
+	if useTLS {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	defer srv.Close()
-	client := NewHTTPClient(ClientOptions{KeepAlive: true})
+	client := NewHTTPClient(ClientOptions{KeepAlive: true, TLS: &tls.Config{InsecureSkipVerify: true}})
 	defer client.CloseIdleConnections()
 
 	// A first request on the same connection: the kernel turns receive

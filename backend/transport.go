@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -14,38 +17,68 @@ import (
 	"benchserve/internal/netstamp"
 )
 
-// transport sends plain-HTTP requests on keep-alive connections it holds
-// itself: the calling goroutine writes the request and reads the response,
-// with no goroutine of the connection's own (net/http's Transport runs two
-// per connection and passes every request and response between them, which
-// costs CPU and stack memory at every request). The wire format is
-// net/http's: Request.Write and ReadResponse. Other schemes (https) go to
-// std.
+// transport sends HTTP/1.1 requests, plain or over TLS, on keep-alive
+// connections it holds itself: the calling goroutine writes the request and
+// reads the response, with no goroutine of the connection's own (net/http's
+// Transport runs two per connection and passes every request and response
+// between them, which costs CPU and stack memory at every request). Every
+// connection reads through internal/netstamp, so https is timed with the
+// kernel's receive times as plain HTTP is, and it decodes chunked bodies
+// itself (see chunked). The head is written by Request.Write and read by
+// http.ReadResponse.
 type transport struct {
-	std     *http.Transport
 	dialer  *net.Dialer
-	keep    bool // keep connections for reuse
-	maxIdle int  // per host
-	bufSize int  // each connection's read buffer
+	tls     *tls.Config // nil: verified against the system's roots
+	connect time.Duration
+	keep    bool          // keep connections for reuse
+	maxIdle int           // per host
+	maxAge  time.Duration // of an idle connection (idleTimeout)
+	bufSize int           // each connection's read buffer
 
-	mu   sync.Mutex
-	idle map[string][]*pconn // by host:port, the most recently used last
+	mu    sync.Mutex
+	idle  map[string][]*pconn // by scheme://host:port, the most recently used last
+	tlsBy map[string]*tls.Config
 }
 
 var _ http.RoundTripper = (*transport)(nil)
 
-// idleTimeout is how long an unused connection is kept, as in std.
-const idleTimeout = 90 * time.Second
+// idleTimeout is how long an unused connection is kept: less than the 5 s
+// after which uvicorn (SGLang, vLLM, LMDeploy) closes an idle connection,
+// so that a request is never written on one the server is closing.
+const idleTimeout = 4 * time.Second
 
 // pconn is a connection with its read buffer.
 type pconn struct {
-	conn      net.Conn
-	raw       syscall.RawConn  // nil when the connection has none
+	conn      net.Conn         // the TLS connection for https
+	raw       syscall.RawConn  // the socket's, nil when it has none
 	stamps    netstamp.Stamped // nil without kernel receive times
-	br        *bufio.Reader
+	br        *bufio.Reader    // reads through pc, counting
+	nread     int64            // bytes read from conn
 	key       string
 	idleSince time.Time
 }
+
+func (pc *pconn) Read(p []byte) (int, error) {
+	n, err := pc.conn.Read(p)
+	pc.nread += int64(n)
+	return n, err
+}
+
+// sendNote passes facts about one request between Do and the transport,
+// through the request's context.
+type sendNote struct {
+	// gate, when it has ended, keeps the request from being written: the
+	// run was interrupted while it waited to go out.
+	gate context.Context
+	// notSent: the gate stopped it. wrote: when its last byte was written.
+	notSent bool
+	wrote   time.Time
+}
+
+type noteKey struct{}
+
+// errNotSent is a request the gate stopped before any byte went out.
+var errNotSent = errors.New("not sent: the run was interrupted")
 
 // reqBufs hold requests while they are written: head and body go out in
 // one write.
@@ -55,27 +88,32 @@ var reqBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // from the connection as the caller reads it, and closing it (after EOF)
 // gives the connection back.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Scheme != "http" {
-		return t.std.RoundTrip(req)
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		return nil, fmt.Errorf("unsupported protocol scheme %q", req.URL.Scheme)
 	}
 	if !t.keep && !req.Close {
 		r := *req // a RoundTripper must not change the request
 		r.Close = true
 		req = &r
 	}
-	key := hostPort(req)
+	key := connKey(req)
+	note, _ := req.Context().Value(noteKey{}).(*sendNote)
 	for retried := false; ; retried = true {
-		pc, reused, err := t.get(req.Context(), key)
+		pc, reused, err := t.get(req.Context(), key, retried)
 		if err != nil {
 			return nil, err
 		}
-		resp, written, err := t.exchange(pc, req)
+		resp, written, err := t.exchange(pc, req, note)
 		if err == nil {
 			return resp, nil
 		}
-		// A kept connection the server had closed fails at once: send
-		// again on a new one, as net/http does when nothing was written.
-		if reused && !written && !retried && req.GetBody != nil && req.Context().Err() == nil {
+		// A kept connection the server had closed fails at once, or takes
+		// the request and ends (its FIN came after the check for it, before
+		// the write): send it again, once, on a new connection, when no
+		// byte of a response came. A reset is not retried: a server that
+		// resets a request it read has answered it.
+		again := !written || closedByPeer(err)
+		if reused && again && pc.nread == 0 && !retried && req.GetBody != nil && req.Context().Err() == nil && err != errNotSent {
 			body, gerr := req.GetBody()
 			if gerr == nil {
 				r := *req
@@ -90,8 +128,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // exchange writes req on pc and reads the response header. written is
 // false when no byte of the request went out.
-func (t *transport) exchange(pc *pconn, req *http.Request) (resp *http.Response, written bool, err error) {
+func (t *transport) exchange(pc *pconn, req *http.Request, note *sendNote) (resp *http.Response, written bool, err error) {
 	ctx := req.Context()
+	if note != nil && note.gate != nil && note.gate.Err() != nil {
+		note.notSent = true
+		t.put(pc)
+		return nil, false, errNotSent
+	}
 	// The request's context ends it by closing the connection.
 	stop := context.AfterFunc(ctx, func() { pc.conn.Close() })
 	fail := func(err error) (*http.Response, bool, error) {
@@ -102,6 +145,7 @@ func (t *transport) exchange(pc *pconn, req *http.Request) (resp *http.Response,
 		}
 		return nil, written, err
 	}
+	pc.nread = 0
 	buf := reqBufs.Get().(*bytes.Buffer)
 	buf.Reset()
 	err = req.Write(buf)
@@ -109,6 +153,9 @@ func (t *transport) exchange(pc *pconn, req *http.Request) (resp *http.Response,
 		var n int
 		n, err = pc.conn.Write(buf.Bytes())
 		written = n > 0
+	}
+	if note != nil {
+		note.wrote = time.Now()
 	}
 	if buf.Cap() <= 1<<20 {
 		reqBufs.Put(buf)
@@ -126,13 +173,30 @@ func (t *transport) exchange(pc *pconn, req *http.Request) (resp *http.Response,
 		}
 		// An informational 1xx: the real response follows.
 	}
-	resp.Body = &body{t: t, pc: pc, rc: resp.Body, ctx: ctx, stop: stop, reuse: t.keep && !resp.Close}
+	rc := resp.Body
+	if isChunked(resp) {
+		// net/http's chunked reader has read nothing yet: the body starts
+		// at the buffer's next byte.
+		rc = nil
+	}
+	resp.Body = &body{t: t, pc: pc, rc: rc, ch: chunked{br: pc.br}, ctx: ctx, stop: stop, reuse: t.keep && !resp.Close}
 	return resp, true, nil
 }
 
-// get returns a kept connection to key, or dials a new one.
-func (t *transport) get(ctx context.Context, key string) (pc *pconn, reused bool, err error) {
-	for t.keep {
+// closedByPeer reports the error of a connection the server had closed:
+// end of file, or EPIPE once its FIN had come.
+func closedByPeer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE)
+}
+
+func isChunked(resp *http.Response) bool {
+	return len(resp.TransferEncoding) == 1 && resp.TransferEncoding[0] == "chunked"
+}
+
+// get returns a kept connection to key, or dials a new one (always when
+// fresh is set).
+func (t *transport) get(ctx context.Context, key string, fresh bool) (pc *pconn, reused bool, err error) {
+	for t.keep && !fresh {
 		t.mu.Lock()
 		l := t.idle[key]
 		if len(l) == 0 {
@@ -143,30 +207,76 @@ func (t *transport) get(ctx context.Context, key string) (pc *pconn, reused bool
 		l[len(l)-1] = nil
 		t.idle[key] = l[:len(l)-1]
 		t.mu.Unlock()
-		// The server may have closed it while it was idle.
-		if time.Since(pc.idleSince) < idleTimeout && alive(pc.raw) {
+		// The server may have closed it while it was idle, or be about
+		// to.
+		if time.Since(pc.idleSince) < t.maxAge && alive(pc.raw) {
 			return pc, true, nil
 		}
 		pc.conn.Close()
 	}
-	return t.dial(ctx, key)
+	pc, err = t.dial(ctx, key)
+	return pc, false, err
 }
 
-// dial opens a new connection to key.
-func (t *transport) dial(ctx context.Context, key string) (pc *pconn, reused bool, err error) {
-	conn, err := t.dialer.DialContext(ctx, "tcp", key)
+// dial opens a new connection to key, with its TLS handshake for https.
+func (t *transport) dial(ctx context.Context, key string) (*pconn, error) {
+	scheme, addr := splitKey(key)
+	conn, err := t.dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	// Reads learn when their bytes reached the socket, so that a chunk's
 	// time is its arrival however late this busy process reads it.
 	conn = netstamp.Wrap(conn)
-	pc = &pconn{conn: conn, br: bufio.NewReaderSize(conn, t.bufSize), key: key}
+	pc := &pconn{conn: conn, key: key}
 	pc.stamps, _ = conn.(netstamp.Stamped)
 	if sc, ok := conn.(syscall.Conn); ok {
 		pc.raw, _ = sc.SyscallConn()
 	}
-	return pc, false, nil
+	if scheme == "https" {
+		tc := tls.Client(conn, t.tlsFor(addr))
+		hctx := ctx
+		if t.connect > 0 {
+			var cancel context.CancelFunc
+			hctx, cancel = context.WithTimeout(ctx, t.connect)
+			defer cancel()
+		}
+		if err := tc.HandshakeContext(hctx); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		pc.conn = tc
+	}
+	pc.br = bufio.NewReaderSize(pc, t.bufSize)
+	return pc, nil
+}
+
+// tlsFor is the TLS configuration for addr: the user's, with the server
+// name and HTTP/1.1 by ALPN, and a session cache so that new connections
+// resume.
+func (t *transport) tlsFor(addr string) *tls.Config {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.tlsBy[addr]; c != nil {
+		return c
+	}
+	c := &tls.Config{}
+	if t.tls != nil {
+		c = t.tls.Clone()
+	}
+	if c.ServerName == "" {
+		host, _, _ := net.SplitHostPort(addr)
+		c.ServerName = host
+	}
+	c.NextProtos = []string{"http/1.1"}
+	if c.ClientSessionCache == nil {
+		c.ClientSessionCache = tls.NewLRUClientSessionCache(0)
+	}
+	if t.tlsBy == nil {
+		t.tlsBy = map[string]*tls.Config{}
+	}
+	t.tlsBy[addr] = c
+	return c
 }
 
 // put keeps pc for reuse, or closes it.
@@ -200,85 +310,38 @@ func (t *transport) CloseIdleConnections() {
 			pc.conn.Close()
 		}
 	}
-	t.std.CloseIdleConnections()
 }
 
-// hostPort is the address req goes to, with the default port.
-func hostPort(req *http.Request) string {
-	if req.URL.Port() != "" {
-		return req.URL.Host
+// connKey is "scheme://host:port" for req, with the scheme's default port.
+func connKey(req *http.Request) string {
+	port := req.URL.Port()
+	if port == "" {
+		port = "80"
+		if req.URL.Scheme == "https" {
+			port = "443"
+		}
 	}
-	return net.JoinHostPort(req.URL.Hostname(), "80")
+	return req.URL.Scheme + "://" + net.JoinHostPort(req.URL.Hostname(), port)
 }
 
-// body is a response body on a connection of t: read to its end and
-// closed, it gives the connection back.
-type body struct {
-	t     *transport
-	pc    *pconn
-	rc    io.ReadCloser
-	ctx   context.Context
-	stop  func() bool
-	reuse bool
-
-	mu          sync.Mutex // Close may come from another goroutine
-	eof, closed bool
-}
-
-// LastArrival is the kernel's receive time of the bytes the connection
-// last read (Unix ns), 0 when unknown: the arrival of the newest bytes Read
-// has returned, since the connection is read only when its buffer is empty.
-func (b *body) LastArrival() int64 {
-	if b.pc.stamps == nil {
-		return 0
+func splitKey(key string) (scheme, addr string) {
+	if len(key) > 8 && key[:8] == "https://" {
+		return "https", key[8:]
 	}
-	return b.pc.stamps.LastArrival()
-}
-
-func (b *body) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	if err == io.EOF {
-		b.mu.Lock()
-		b.eof = true
-		b.mu.Unlock()
-	} else if err != nil && b.ctx.Err() != nil {
-		err = b.ctx.Err()
-	}
-	return n, err
-}
-
-// Close gives the connection back after a complete body; otherwise it
-// closes it (net/http would read the rest first, which for a stream can
-// take as long as the generation).
-func (b *body) Close() error {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		return nil
-	}
-	b.closed = true
-	eof := b.eof
-	b.mu.Unlock()
-	// stop is false once the context has closed the connection.
-	if b.stop() && eof && b.reuse {
-		b.rc.Close()
-		b.t.put(b.pc)
-		return nil
-	}
-	return b.pc.conn.Close()
+	return "http", key[len("http://"):]
 }
 
 // preconnect dials n connections to key at once and keeps them, n capped
-// by the idle limit. It returns the first error.
-func (t *transport) preconnect(ctx context.Context, key string, n int) error {
+// by the idle limit. It returns how many it opened and the first error.
+func (t *transport) preconnect(ctx context.Context, key string, n int) (int, error) {
 	if !t.keep {
-		return nil
+		return 0, nil
 	}
 	n = min(n, t.maxIdle)
 	errs := make(chan error, n)
 	for range n {
 		go func() {
-			pc, _, err := t.dial(ctx, key)
+			pc, err := t.dial(ctx, key)
 			if err == nil {
 				t.put(pc)
 			}
@@ -286,10 +349,15 @@ func (t *transport) preconnect(ctx context.Context, key string, n int) error {
 		}()
 	}
 	var first error
+	ok := 0
 	for range n {
-		if err := <-errs; err != nil && first == nil {
-			first = err
+		if err := <-errs; err != nil {
+			if first == nil {
+				first = err
+			}
+		} else {
+			ok++
 		}
 	}
-	return first
+	return ok, first
 }

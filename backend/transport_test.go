@@ -1,8 +1,10 @@
 package backend
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -170,8 +172,8 @@ func TestTransportRequest(t *testing.T) {
 func TestPreconnect(t *testing.T) {
 	srv, conns := countingServer(t, nil)
 	c, _ := New("vllm", srv.URL, Options{Stream: true}, nil, NewHTTPClient(ClientOptions{KeepAlive: true, MaxConns: 8}))
-	if err := c.Preconnect(context.Background(), 3); err != nil {
-		t.Fatal(err)
+	if n, err := c.Preconnect(context.Background(), 3); err != nil || n != 3 {
+		t.Fatal(n, err)
 	}
 	if n := idleCount(c); n != 3 {
 		t.Fatalf("%d connections kept, want 3", n)
@@ -191,14 +193,117 @@ func TestPreconnect(t *testing.T) {
 	}
 	// Without keep-alive it opens nothing; a dead server is an error.
 	c, _ = New("vllm", srv.URL, Options{Stream: true}, nil, NewHTTPClient(ClientOptions{KeepAlive: false}))
-	if err := c.Preconnect(context.Background(), 3); err != nil || idleCount(c) != 0 {
-		t.Errorf("without keep-alive: %v, %d kept", err, idleCount(c))
+	if n, err := c.Preconnect(context.Background(), 3); err != nil || n != 0 || idleCount(c) != 0 {
+		t.Errorf("without keep-alive: %d, %v, %d kept", n, err, idleCount(c))
 	}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
 	c, _ = New("vllm", "http://"+addr, Options{Stream: true}, nil, NewHTTPClient(ClientOptions{KeepAlive: true}))
-	if err := c.Preconnect(context.Background(), 2); err == nil || !strings.Contains(err.Error(), "refused") {
-		t.Errorf("refused: %v", err)
+	if n, err := c.Preconnect(context.Background(), 2); n != 0 || err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("refused: %d, %v", n, err)
+	}
+}
+
+// closeSecondServer answers the first request on each connection, then
+// reads the next one and closes the connection without a word: a server
+// that closed an idle connection as the request was written.
+func closeSecondServer(t *testing.T) (string, *atomic.Int32) {
+	var conns atomic.Int32
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				defer conn.Close()
+				br := bufio.NewReader(conn)
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, req.Body)
+				const ev = "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n"
+				fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(ev), ev)
+				if req, err = http.ReadRequest(br); err == nil {
+					io.Copy(io.Discard, req.Body)
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String(), &conns
+}
+
+// A request written on a kept connection that the server closes without
+// answering is sent again, once, on a new connection.
+func TestTransportRetriesClosedKeptConnection(t *testing.T) {
+	url, conns := closeSecondServer(t)
+	c, _ := New("vllm", url, Options{Stream: true}, nil, NewHTTPClient(ClientOptions{KeepAlive: true}))
+	for i := range 3 {
+		if rec := doOnce(t, c); !rec.Success {
+			t.Fatalf("request %d: %s", i, rec.Error)
+		}
+	}
+	// Requests 2 and 3 each found the kept connection closed under them.
+	if n := conns.Load(); n != 3 {
+		t.Errorf("%d connections for 3 requests, want 3", n)
+	}
+}
+
+// A connection idle for longer than the transport keeps them is closed
+// rather than used: the server may be closing it at that moment.
+func TestTransportIdleAge(t *testing.T) {
+	srv, conns := countingServer(t, nil)
+	hc := NewHTTPClient(ClientOptions{KeepAlive: true})
+	hc.Transport.(*transport).maxAge = 50 * time.Millisecond
+	c, _ := New("vllm", srv.URL, Options{Stream: true}, nil, hc)
+	doOnce(t, c)
+	doOnce(t, c)
+	if n := conns.Load(); n != 1 {
+		t.Fatalf("%d connections for 2 requests in a row, want 1", n)
+	}
+	time.Sleep(80 * time.Millisecond)
+	if rec := doOnce(t, c); !rec.Success {
+		t.Fatal(rec.Error)
+	}
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d connections after an idle spell longer than the limit, want 2", n)
+	}
+	if idleTimeout >= 5*time.Second {
+		t.Errorf("idle connections are kept %v, not less than uvicorn's 5 s", idleTimeout)
+	}
+}
+
+// https connections are opened before the run too, handshake included.
+func TestPreconnectTLS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "data: {\"choices\":[{\"text\":\"s\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	var handshakes atomic.Int32
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			handshakes.Add(1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	c, _ := New("vllm", srv.URL, Options{Stream: true}, nil, NewHTTPClient(ClientOptions{KeepAlive: true, TLS: &tls.Config{InsecureSkipVerify: true}}))
+	if n, err := c.Preconnect(context.Background(), 2); n != 2 || err != nil {
+		t.Fatalf("Preconnect: %d, %v", n, err)
+	}
+	for range 2 {
+		if rec := doOnce(t, c); !rec.Success {
+			t.Fatal(rec.Error)
+		}
+	}
+	if n := handshakes.Load(); n != 2 {
+		t.Errorf("%d connections, want the 2 opened before", n)
 	}
 }

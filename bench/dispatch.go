@@ -9,7 +9,6 @@ import (
 
 	"benchserve/backend"
 	"benchserve/dataset"
-	"benchserve/internal/pyjson"
 	"benchserve/record"
 	"benchserve/schedule"
 )
@@ -52,16 +51,26 @@ func (r *runner) input(row *dataset.Row, outputLen int, lora string) *backend.In
 	}
 }
 
+// acquire takes a concurrency slot, or reports false once ctx has ended.
+// An ended ctx wins even when a slot is free: select picks at random among
+// ready cases, and a run behind a full limit must stop sending at once.
 func (r *runner) acquire(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return false
+	}
 	if r.sem == nil {
 		return true
 	}
 	select {
 	case r.sem <- struct{}{}:
-		return true
 	case <-ctx.Done():
 		return false
 	}
+	if ctx.Err() != nil {
+		<-r.sem
+		return false
+	}
+	return true
 }
 
 func (r *runner) release() {
@@ -89,6 +98,9 @@ func (r *runner) dispatch(ctx, inflight context.Context, recs []record.Record, s
 		mu.Unlock()
 	}
 	for i := range r.rows {
+		if ctx.Err() != nil {
+			break // interrupted: the rest is not sent
+		}
 		row := &r.rows[i]
 		mine := recs[k : k+max(1, len(row.Turns))]
 		k += len(mine)
@@ -113,10 +125,15 @@ func (r *runner) dispatch(ctx, inflight context.Context, recs []record.Record, s
 		go func() {
 			defer wg.Done()
 			defer r.release()
+			// The interrupt may have come while this goroutine waited to
+			// run: then it sends nothing.
+			if ctx.Err() != nil {
+				return
+			}
 			if row.Turns != nil {
-				r.converse(inflight, row, lora, row.OutputLen, mine, start, ended)
+				r.converse(ctx, inflight, row, lora, row.OutputLen, mine, start, ended)
 			} else {
-				r.send(inflight, r.input(row, row.OutputLen, lora), &mine[0], start, ended)
+				r.send(ctx, inflight, r.input(row, row.OutputLen, lora), &mine[0], start, ended)
 			}
 			bar.add()
 		}()
@@ -125,18 +142,35 @@ func (r *runner) dispatch(ctx, inflight context.Context, recs []record.Record, s
 	return last
 }
 
-// send runs one request into rec; ended is called when it finished
-// (unless the interrupt cut it).
-func (r *runner) send(ctx context.Context, in *backend.Input, rec *record.Record, epoch time.Time, ended func()) {
+// send runs one request into rec under ctx; ended is called when it
+// finished (unless the interrupt cut it). The request is not sent when
+// gate has ended by the time it would be written (rec.Sent is then false).
+func (r *runner) send(gate, ctx context.Context, in *backend.Input, rec *record.Record, epoch time.Time, ended func()) {
 	rec.Sent = true
-	rid, started := r.printStart(in), unixTime()
+	in.Gate, in.ID = gate, requestID()
+	started := unixTime()
+	r.printStart(in)
 	r.client.Do(ctx, in, rec, epoch)
-	if !rec.Success && ctx.Err() != nil {
-		rec.Error, rec.ErrorKind = "cancelled: the run was interrupted", record.KindInterrupted
+	if !rec.Sent {
+		return
+	}
+	rec.End = time.Since(epoch).Seconds()
+	// Image tokens are our estimate where the server does not count them:
+	// its prompt_tokens, where it reports them, replace the estimate in
+	// the totals too (text and vision split as the estimate split them).
+	if len(in.Images) > 0 && rec.Success && rec.PromptLen > 0 && rec.PromptLen != rec.InputLen {
+		rec.InputLen = rec.PromptLen
+		rec.InputVisionLen = max(0, rec.PromptLen-rec.InputTextLen)
+		rec.InputTextLen = rec.PromptLen - rec.InputVisionLen
+	}
+	// Only a request the interrupt's end of the grace period cut counts as
+	// cancelled: one that failed on its own keeps its kind.
+	if rec.ErrorKind == record.KindInterrupted {
+		rec.Error = "cancelled: the run was interrupted"
 	} else if ended != nil {
 		ended()
 	}
-	r.printEnd(rid, started, rec)
+	r.printEnd(in.ID, started, rec)
 	r.recFile.write(rec)
 }
 
@@ -146,9 +180,14 @@ func (r *runner) send(ctx context.Context, in *backend.Input, rec *record.Record
 // of the round before. Unlike the reference, which reports no input tokens
 // for conversations, each round's input is the server's prompt_tokens, or
 // else our count of the history.
-func (r *runner) converse(ctx context.Context, row *dataset.Row, lora string, outputLen int, recs []record.Record, epoch time.Time, ended func()) {
+// stop ends the conversation before a round (the interrupt: later rounds
+// are not sent); ctx is what the rounds run under.
+func (r *runner) converse(stop, ctx context.Context, row *dataset.Row, lora string, outputLen int, recs []record.Record, epoch time.Time, ended func()) {
 	var history []json.RawMessage
 	for k, turn := range row.Turns {
+		if stop.Err() != nil {
+			return
+		}
 		rec := &recs[k]
 		var msgs []json.RawMessage
 		if err := json.Unmarshal(turn, &msgs); err != nil {
@@ -159,16 +198,14 @@ func (r *runner) converse(ctx context.Context, row *dataset.Row, lora string, ou
 		round := *row
 		round.Messages = joinMessages(history)
 		in := r.input(&round, outputLen, lora)
-		if !r.cfg.DisableStream {
-			// Ask for usage so that the server reports each round's prompt
-			// tokens; a user's explicit include_usage is kept.
-			in.Extra = withUsage(in.Extra)
-		}
 		if k > 0 {
 			rec.Intended = time.Since(epoch).Seconds()
 		}
 		rec.PromptLen = 0
-		r.send(ctx, in, rec, epoch, ended)
+		r.send(stop, ctx, in, rec, epoch, ended)
+		if !rec.Sent {
+			return
+		}
 		if rec.PromptLen > 0 {
 			rec.InputLen = rec.PromptLen
 		} else {
@@ -214,24 +251,6 @@ func joinMessages(ms []json.RawMessage) []byte {
 		b = append(b, m...)
 	}
 	return append(b, ']')
-}
-
-// withUsage returns extra with stream_options.include_usage set to true
-// unless the user set it (Python's setdefault).
-func withUsage(extra *pyjson.Object) *pyjson.Object {
-	opts := &pyjson.Object{}
-	if raw, ok := extra.Get("stream_options"); ok {
-		if o, err := pyjson.ParseObject(raw); err == nil {
-			opts = o
-		}
-	}
-	if opts.Has("include_usage") {
-		return extra
-	}
-	opts.Set("include_usage", pyjson.Bool(true))
-	out := extra.Clone()
-	out.Set("stream_options", opts.Bytes())
-	return out
 }
 
 // completedOnly keeps the records of requests that were sent and not cut

@@ -1,9 +1,10 @@
 package bench
 
 import (
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -14,12 +15,12 @@ import (
 
 // printStart and printEnd are --print-requests: one line when a request
 // starts and one when it ends, in the reference's shape (prompt and text
-// elided as "..."). printStart returns the request's id.
-func (r *runner) printStart(in *backend.Input) string {
+// elided as "..."), with the request's id (in.ID, which it is sent with).
+func (r *runner) printStart(in *backend.Input) {
 	if !r.cfg.PrintRequests {
-		return ""
+		return
 	}
-	rid := uuid4()
+	rid := in.ID
 	lora := "None"
 	if in.LoRA != "" {
 		lora = pyfmt.Quote(in.LoRA)
@@ -30,7 +31,6 @@ func (r *runner) printStart(in *backend.Input) string {
 	}
 	fmt.Fprintf(r.env.Stdout, "rid=%s time=%s message=\"request start\" request_func_input=\"RequestFuncInput(prompt='...', api_url=%s, prompt_len=%d, output_len=%d, model=%s, lora_name=%s, image_data=None, extra_request_body=%s, timestamp=None, routing_key=None)\"\n",
 		rid, pyfmt.Float(unixTime()), pyfmt.Quote(redact(r.client.URL())), in.PromptLen, in.OutputLen, pyfmt.Quote(in.Model), lora, extra)
-	return rid
 }
 
 func (r *runner) printEnd(rid string, started float64, rec *record.Record) {
@@ -50,12 +50,24 @@ func (r *runner) printEnd(rid string, started float64, rec *record.Record) {
 // unixTime is time.time(): wall-clock seconds.
 func unixTime() float64 { return float64(time.Now().UnixNano()) / 1e9 }
 
-// uuid4 is str(uuid.uuid4()).
-func uuid4() string {
+// requestID is a fresh id in the shape of str(uuid.uuid4()), which the
+// reference prints as rid: unique, not secret, so drawn from the fast
+// per-thread generator rather than from the system's.
+func requestID() string {
 	var b [16]byte
-	rand.Read(b[:])
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+	var h [36]byte
+	hex.Encode(h[:8], b[:4])
+	h[8] = '-'
+	hex.Encode(h[9:13], b[4:6])
+	h[13] = '-'
+	hex.Encode(h[14:18], b[6:8])
+	h[18] = '-'
+	hex.Encode(h[19:23], b[8:10])
+	h[23] = '-'
+	hex.Encode(h[24:], b[10:])
+	return string(h[:])
 }

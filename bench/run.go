@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -357,6 +358,8 @@ type runner struct {
 	model  string
 	client *backend.Client
 	sem    chan struct{}
+	// runawayOnce: the warning of a reply past its length comes once.
+	runawayOnce sync.Once
 	// recFile is --record-file, set once the warmup is over.
 	recFile *recordFile
 }
@@ -406,6 +409,7 @@ func (r *runner) setup(base string, auth http.Header, hopt backend.ClientOptions
 	// only where something still needs it: the details, the next round of
 	// a conversation, or the chunks the metrics retokenize for sglang-oai*.
 	opt.Counter = r.tok
+	opt.Runaway = r.runaway
 	opt.DropText = !cfg.OutputDetails && !cfg.PrintRequests && !conversations(r.rows) &&
 		cfg.Backend != "sglang-oai" && cfg.Backend != "sglang-oai-chat"
 	client, err := backend.New(cfg.Backend, base, opt, h, backend.NewHTTPClient(hopt))
@@ -479,9 +483,15 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 	// will have in flight at first, so that no measured TTFT pays for a
 	// TCP connect (the reference connects inside every request; see
 	// --no-keepalive).
-	if err := r.client.Preconnect(ctx, r.preconnects()); err != nil {
-		return nil, failure("connecting to %s: %v", redact(r.client.URL()), err)
+	// A server or gateway that caps connections refuses some: the run goes
+	// on with those it has, and the rest connect as requests need them.
+	if want := r.preconnects(); want > 0 {
+		if got, err := r.client.Preconnect(ctx, want); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(r.env.Stderr, "benchserve: warning: opened %d of %d connections to %s before the run (%v); the others connect when needed, and their first requests' TTFT includes the connect\n", got, want, redact(r.client.URL()), err)
+		}
 	}
+	// The read delays so far are the warmup's.
+	r.client.ResetTiming()
 	check := startSelfCheck(len(recs), cfg.Sim)
 	start := time.Now()
 	end := r.dispatch(ctx, inflight, recs, start, bar, check)
@@ -502,7 +512,11 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 		accept = acceptLength(info)
 	}
 	sum := metrics.Compute(recs, dur, r.tok, metrics.Options{Backend: cfg.Backend, AcceptLength: accept, CacheReport: cfg.CacheReport})
-	checked := check.finish(dur, cfg.RequestRate, r.slots[len(r.slots)-1].At.Seconds(), recs, sum.TotalOutput)
+	checked := check.finish(checkRun{
+		dur: dur, rate: cfg.RequestRate, closed: math.IsInf(cfg.RequestRate, 1) && !r.rows[0].HasTimestamp,
+		slots: len(r.slots), last: r.slots[len(r.slots)-1].At.Seconds(), outputTokens: sum.TotalOutput,
+		readDelay: r.client.ReadDelays(),
+	}, recs)
 
 	run := report.Run{
 		Backend:           cfg.Backend,
@@ -548,6 +562,11 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 		return nil, err
 	}
 	titled, order := checked.rows(backend.IsEmbedding(cfg.Backend))
+	if top := commonErrors(recs, 3); len(top) > 0 {
+		const title = "Most common errors"
+		titled[title] = top
+		order = append([]string{title}, order...)
+	}
 	if err := report.Section(out, titled, order); err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func (r *runner) warmup(ctx context.Context, n int) error {
 				mine[k].PromptLen, mine[k].InputLen = row.PromptLen, row.PromptLen
 			}
 			if row.Turns != nil {
-				r.converse(ctx, row, lora, out, mine, epoch, nil)
+				r.converse(ctx, ctx, row, lora, out, mine, epoch, nil)
 			} else {
 				r.client.Do(ctx, r.input(row, out, lora), &mine[0], epoch)
 			}

@@ -16,6 +16,9 @@ type Record struct {
 	// since the run's epoch, a monotonic instant taken before the first request.
 	Intended float64
 	Start    float64
+	// End is when the request ended (its reply read, or its failure), in
+	// the same seconds; 0 for one never sent.
+	End float64
 	// Sent is false for a request the run never sent (it was interrupted).
 	Sent bool
 
@@ -52,8 +55,22 @@ type Record struct {
 	InputVisionLen int
 	PromptLen      int
 	// OutputLen is the server's completion_tokens where the backend reads it,
-	// else the requested length.
-	OutputLen int
+	// else the retokenized text when the server stopped early, else the
+	// requested length; OutputSource says which.
+	OutputLen    int
+	OutputSource OutputSource
+
+	// SendDelay runs from Start to when the request's last byte was
+	// written (0 when unknown): the client's own delay in sending, which
+	// TTFT includes.
+	SendDelay float64
+	// Chunks counts the chunks with content; Bunched those that came in
+	// the same read as the content chunk before them (their gap is 0, and
+	// they carry the time of the read's newest bytes); LateBunched those
+	// of them whose read came more than a millisecond after its newest
+	// bytes arrived (see backend.LateRead), where the client, not the
+	// server, may have bunched them.
+	Chunks, Bunched, LateBunched int32
 
 	// Error is "" on success; otherwise one line: "<status> <reason>: <body>"
 	// for an HTTP error, or what went wrong. ErrorKind classifies it.
@@ -67,6 +84,29 @@ type Record struct {
 	SpecCapLength         float64
 	SpecBlockAcceptLength float64
 	SpecCapLensHistogram  []int
+}
+
+// OutputSource is where a record's OutputLen came from.
+type OutputSource uint8
+
+const (
+	OutputNone        OutputSource = iota // no output: a failure, or embeddings
+	OutputServer                          // the server's completion_tokens
+	OutputRetokenized                     // no count, a stop reason: the text's tokens
+	OutputRequested                       // no count, no stop reason: the requested length, as the reference
+)
+
+// String is the source's name in the result file.
+func (s OutputSource) String() string {
+	switch s {
+	case OutputServer:
+		return "server"
+	case OutputRetokenized:
+		return "retokenized"
+	case OutputRequested:
+		return "requested"
+	}
+	return "none"
 }
 
 // CacheDetails is sglang's cached_tokens_details object.

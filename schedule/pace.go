@@ -17,9 +17,14 @@ const holdWindow = 50 * time.Microsecond
 
 // WaitUntil blocks until the monotonic clock reaches deadline or ctx ends,
 // sleeping while far away and yielding the processor for the last stretch.
-// It reports false if ctx ended first.
+// It reports false if ctx ended first, and at once when ctx has already
+// ended, even for a deadline in the past: a caller that is behind its
+// schedule must still stop when told to.
 func WaitUntil(ctx context.Context, deadline time.Time) bool {
 	for {
+		if ctx.Err() != nil {
+			return false
+		}
 		d := time.Until(deadline)
 		if d <= 0 {
 			return true
@@ -33,9 +38,6 @@ func WaitUntil(ctx context.Context, deadline time.Time) bool {
 			case <-t.C:
 			}
 			continue
-		}
-		if ctx.Err() != nil {
-			return false
 		}
 		// Yield to other goroutines while there is time; for the last
 		// stretch keep the processor, so a goroutine that runs long when

@@ -108,6 +108,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, f format) {
 	}
 	n := s.seq.Add(1)
 	j.id = f.idPrefix() + strconv.FormatUint(n, 10)
+	// A client's own id is kept, as vLLM keeps X-Request-Id: its records
+	// and the truth then name each request alike.
+	if rid := r.Header.Get("X-Request-Id"); plainID(rid) {
+		j.id = rid
+	}
 	w.Header().Set("X-Request-Id", j.id)
 	j.req = newRequest(j.prompt, j.maxNew, j.ignoreEOS, j.embed, s.cfg.PageSize, mix64(uint64(s.cfg.Seed)^n<<1))
 	j.rec = newTruthRec(j.id, r.URL.Path, j.stream, s.since(j.arrival))
@@ -324,4 +329,19 @@ func specAcceptLength(p *progress) float64 {
 		return 0
 	}
 	return float64(p.avail) / float64(p.verify)
+}
+
+// plainID reports whether a client's request id can stand as ours: short,
+// printable ASCII without quotes or backslashes (it goes into JSON and
+// headers as it is).
+func plainID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c <= ' ' || c > '~' || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"time"
 
+	"benchserve/internal/hist"
 	"benchserve/internal/netstamp"
 )
 
@@ -44,6 +45,11 @@ type Reader struct {
 	// reads counts the Reads that returned bytes, kernelReads those of
 	// them timed with the kernel's receive time.
 	reads, kernelReads int
+	// delay is how long the bytes of the last kernel-timed Read waited
+	// to be read (0 for a Read timed when it returned); delays, when set,
+	// counts each.
+	delay  time.Duration
+	delays *hist.H
 }
 
 // Arrivals is a reader that knows when the bytes it last returned reached
@@ -72,7 +78,21 @@ func (s *Reader) Reset(r io.Reader) {
 	s.at, s.floor = time.Time{}, time.Time{}
 	s.err = nil
 	s.reads, s.kernelReads = 0, 0
+	s.delay, s.delays = 0, nil
 }
+
+// SetDelays makes the Reader count in h how long the bytes of each
+// kernel-timed Read waited in the socket: from the kernel's receive time
+// of the newest bytes to the Read's return. Reset forgets h.
+func (s *Reader) SetDelays(h *hist.H) { s.delays = h }
+
+// Reads is the number of Reads that returned bytes so far: lines that
+// Next returned with the same Reads came in one Read, and share its time.
+func (s *Reader) Reads() int { return s.reads }
+
+// Delay is how long the bytes of the Read that completed the last line
+// waited in the socket (0 when that Read had no kernel receive time).
+func (s *Reader) Delay() time.Duration { return s.delay }
 
 // KernelTimed reports whether every Read that returned bytes since Reset
 // was timed with the kernel's receive time (false if none returned any).
@@ -155,11 +175,16 @@ func (s *Reader) fill() error {
 	}
 	n, err := s.r.Read(s.buf[s.end:])
 	var kernel bool
-	s.at, kernel = Stamp(s.stamps, n, s.floor, s.at)
+	var delay time.Duration
+	s.at, delay, kernel = stamp(s.stamps, n, s.floor, s.at)
 	if n > 0 {
 		s.reads++
+		s.delay = delay
 		if kernel {
 			s.kernelReads++
+			if s.delays != nil {
+				s.delays.Add(delay)
+			}
 		}
 	}
 	if n < 0 || n > len(s.buf)-s.end {
@@ -177,10 +202,19 @@ func (s *Reader) fill() error {
 // knows it (kernel is then true); never before floor nor before prev, the
 // stamp of the Read before.
 func Stamp(stamps Arrivals, n int, floor, prev time.Time) (at time.Time, kernel bool) {
-	at = time.Now()
+	at, _, kernel = stamp(stamps, n, floor, prev)
+	return at, kernel
+}
+
+// stamp is Stamp that also returns how long the bytes waited to be read:
+// from their kernel receive time to now (0 without one).
+func stamp(stamps Arrivals, n int, floor, prev time.Time) (at time.Time, delay time.Duration, kernel bool) {
+	now := time.Now()
+	at = now
 	if stamps != nil && n > 0 {
-		k := netstamp.At(at, stamps.LastArrival())
-		at, kernel = k, !k.Equal(at)
+		if k := netstamp.At(now, stamps.LastArrival()); !k.Equal(now) {
+			at, delay, kernel = k, now.Sub(k), true
+		}
 	}
 	if at.Before(floor) {
 		at = floor
@@ -188,7 +222,7 @@ func Stamp(stamps Arrivals, n int, floor, prev time.Time) (at time.Time, kernel 
 	if at.Before(prev) {
 		at = prev
 	}
-	return at, kernel
+	return at, delay, kernel
 }
 
 // trim strips what Python's bytes.strip() strips: space, \t, \n, \r, \v, \f.

@@ -1,0 +1,195 @@
+package backend
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"benchserve/record"
+)
+
+// encodeChunked frames body as chunks of the given sizes (the rest in the
+// last), with an extension on the first and a trailer.
+func encodeChunked(body []byte, sizes ...int) []byte {
+	var b bytes.Buffer
+	for i := 0; len(body) > 0; i++ {
+		n := len(body)
+		if i < len(sizes) && sizes[i] < n {
+			n = sizes[i]
+		}
+		ext := ""
+		if i == 0 {
+			ext = ";name=value"
+		}
+		fmt.Fprintf(&b, "%x%s\r\n%s\r\n", n, ext, body[:n])
+		body = body[n:]
+	}
+	b.WriteString("0\r\nX-Trailer: t\r\n\r\n")
+	return b.Bytes()
+}
+
+// Any framing, read through any split of the connection's bytes, gives
+// the body back exactly and leaves the connection at the next response.
+func TestChunkedDecodes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for trial := range 300 {
+		body := make([]byte, rng.IntN(3000))
+		for i := range body {
+			body[i] = byte('a' + rng.IntN(26))
+		}
+		var sizes []int
+		for range 1 + rng.IntN(10) {
+			sizes = append(sizes, 1+rng.IntN(600))
+		}
+		wire := append(encodeChunked(body, sizes...), "NEXT"...)
+		src := &splitReader{data: wire, rng: rng, max: 1 + rng.IntN(200)}
+		br := bufio.NewReaderSize(src, 64+rng.IntN(4096))
+		c := &chunked{br: br}
+		got, err := io.ReadAll(readerOf(c, rng))
+		if err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("trial %d: %d bytes, %v; want %d bytes", trial, len(got), err, len(body))
+		}
+		rest, _ := io.ReadAll(br)
+		if string(rest) != "NEXT" {
+			t.Fatalf("trial %d: left %q after the body, want NEXT", trial, rest)
+		}
+	}
+}
+
+// readerOf reads r with reads of random sizes.
+func readerOf(r io.Reader, rng *rand.Rand) io.Reader {
+	return readerFunc(func(p []byte) (int, error) {
+		return r.Read(p[:1+rng.IntN(len(p))])
+	})
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
+func TestChunkedMalformed(t *testing.T) {
+	for _, wire := range []string{
+		"zz\r\nab\r\n0\r\n\r\n",            // not hex
+		"2\r\nabXY0\r\n\r\n",               // no CRLF after the data
+		"\r\nab",                           // no size
+		"11111111111111111\r\n",            // 17 digits
+		"5\r\nab",                          // cut in the data
+		"2\r\nab\r\n0\r\nX: y\r\n",         // cut in the trailer
+		strings.Repeat("0", 5000) + "\r\n", // line too long
+	} {
+		c := &chunked{br: bufio.NewReaderSize(strings.NewReader(wire), 16)}
+		if _, err := io.ReadAll(c); err == nil {
+			t.Errorf("%.30q: no error", wire)
+		}
+	}
+}
+
+// A Read that holds bytes returns them rather than wait for the rest of
+// the chunk, of the CRLF after it, or of the next chunk's size line.
+func TestChunkedNoWaitHoldingBytes(t *testing.T) {
+	for _, part := range []string{
+		"5\r\nab",             // inside a chunk
+		"2\r\nab\r",           // before the CRLF
+		"2\r\nab\r\n",         // before the next size line
+		"2\r\nab\r\n1",        // inside it
+		"2\r\nab\r\n0\r\n",    // before the trailer's end
+		"2\r\nab\r\n0\r\nX: ", // inside a trailer line
+	} {
+		pr, pw := io.Pipe()
+		go pw.Write([]byte(part))
+		c := &chunked{br: bufio.NewReader(pr)}
+		done := make(chan string, 1)
+		go func() {
+			b := make([]byte, 64)
+			n, _ := c.Read(b)
+			done <- string(b[:n])
+		}()
+		select {
+		case got := <-done:
+			if got != "ab" {
+				t.Errorf("%q: read %q, want ab", part, got)
+			}
+		case <-time.After(2 * time.Second):
+			t.Errorf("%q: the read waited for more bytes while holding some", part)
+		}
+		pw.Close()
+	}
+}
+
+// splitServer answers each request with a chunked stream whose second
+// HTTP chunk straddles two writes hold apart: the first event is complete
+// in the first write.
+func splitServer(t *testing.T, useTLS bool, hold time.Duration) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := "http"
+	if useTLS {
+		// httptest's own certificate, which the client is told to trust.
+		s := httptest.NewTLSServer(http.NotFoundHandler())
+		certs := s.TLS.Certificates
+		s.Close()
+		ln = tls.NewListener(ln, &tls.Config{Certificates: certs})
+		scheme = "https"
+	}
+	t.Cleanup(func() { ln.Close() })
+	ev1 := "data: {\"choices\":[{\"text\":\"a\"}]}\n\n"
+	ev2 := "data: {\"choices\":[{\"text\":\"b\"}]}\n\ndata: [DONE]\n\n"
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				req, err := http.ReadRequest(bufio.NewReader(conn))
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, req.Body)
+				chunk2 := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(ev2), ev2)
+				fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n%s", len(ev1), ev1, chunk2[:10])
+				time.Sleep(hold)
+				io.WriteString(conn, chunk2[10:])
+			}()
+		}
+	}()
+	return scheme + "://" + ln.Addr().String()
+}
+
+// A complete event is timed when it came, though the HTTP chunk after it
+// is completed only later (a lost segment's retransmission, say); over
+// plain HTTP and over TLS.
+func TestSplitChunkTimedOnArrival(t *testing.T) {
+	const hold = 300 * time.Millisecond
+	for _, useTLS := range []bool{false, true} {
+		url := splitServer(t, useTLS, hold)
+		hc := NewHTTPClient(ClientOptions{KeepAlive: true, TLS: &tls.Config{InsecureSkipVerify: true}})
+		c, err := New("vllm", url, Options{Stream: true}, nil, hc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &record.Record{}
+		c.Do(context.Background(), &Input{Text: "x", OutputLen: 2}, rec, time.Now())
+		if !rec.Success {
+			t.Fatalf("tls %v: %s", useTLS, rec.Error)
+		}
+		gaps := rec.Gaps.Seconds()
+		if rec.TTFT > 0.1 || len(gaps) != 1 || gaps[0] < 0.25 {
+			t.Errorf("tls %v: TTFT %.3f s, gaps %v; want the first event at once and the second %v later", useTLS, rec.TTFT, gaps, hold)
+		}
+		c.CloseIdleConnections()
+	}
+}

@@ -1,0 +1,117 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"benchserve/backend"
+	"benchserve/dataset"
+	"benchserve/schedule"
+)
+
+// arrivals is a completions server that notes when each request arrived
+// and answers it after hold.
+type arrivals struct {
+	hold time.Duration
+	mu   sync.Mutex
+	at   []time.Time
+}
+
+func (a *arrivals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	io.Copy(io.Discard, r.Body)
+	a.mu.Lock()
+	a.at = append(a.at, now)
+	a.mu.Unlock()
+	time.Sleep(a.hold)
+	w.Header().Set("Content-Type", "text/event-stream")
+	io.WriteString(w, "data: {\"choices\": [{\"text\": \"a\"}]}\n\ndata: [DONE]\n\n")
+}
+
+// testRunner is a runner of n one-token rows, all due at once, against url.
+func testRunner(t *testing.T, url string, n, limit int) *runner {
+	t.Helper()
+	hc := backend.NewHTTPClient(backend.ClientOptions{KeepAlive: true, MaxConns: max(limit, 64)})
+	client, err := backend.New("vllm", url, backend.Options{Stream: true}, nil, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.CloseIdleConnections)
+	r := &runner{cfg: &Config{}, client: client, model: "m",
+		rows: make([]dataset.Row, n), slots: make([]schedule.Slot, n)}
+	for i := range r.rows {
+		r.rows[i] = dataset.Row{Text: "x", PromptLen: 1, OutputLen: 1}
+	}
+	if limit > 0 {
+		r.sem = make(chan struct{}, limit)
+	}
+	return r
+}
+
+// After an interrupt no request leaves, even when the dispatcher is behind
+// its schedule (rate inf) and slots keep coming free behind a full
+// --max-concurrency, or when goroutines already started had not yet sent.
+func TestInterruptStopsSending(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		limit int
+	}{{"saturated limit", 4}, {"no limit", 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := &arrivals{hold: 20 * time.Millisecond}
+			ts := httptest.NewServer(srv)
+			defer ts.Close()
+			n := 100000
+			if c.limit == 0 {
+				n = 3000
+			}
+			r := testRunner(t, ts.URL, n, c.limit)
+			recs := r.records()
+			ctx, cancel := context.WithCancel(context.Background())
+			cuts := make(chan time.Time, 1)
+			go func() {
+				time.Sleep(60 * time.Millisecond)
+				cuts <- time.Now()
+				cancel()
+			}()
+			start := time.Now()
+			r.dispatch(ctx, context.Background(), recs, start, nil, &selfCheck{})
+			cut := <-cuts
+			// When each request's last byte was written, by the client's
+			// clock: none after the cut (the server's own arrival times
+			// lag behind a burst of thousands of connections).
+			sent, late := 0, 0
+			for i := range recs {
+				if !recs[i].Sent {
+					continue
+				}
+				sent++
+				wrote := start.Add(time.Duration((recs[i].Start + recs[i].SendDelay) * 1e9))
+				if recs[i].SendDelay == 0 || wrote.After(cut) {
+					late++
+				}
+			}
+			if late > 0 {
+				t.Errorf("%d requests were written after the interrupt", late)
+			}
+			if sent == 0 || sent == len(recs) {
+				t.Errorf("%d of %d requests sent; want the interrupt to stop part-way", sent, len(recs))
+			}
+			srv.mu.Lock()
+			got := len(srv.at)
+			srv.mu.Unlock()
+			if got != sent {
+				t.Errorf("the server saw %d requests, the records say %d were sent", got, sent)
+			}
+			for i := range recs {
+				if recs[i].Sent && !recs[i].Success {
+					t.Fatalf("request %d: %s", i, recs[i].Error)
+				}
+			}
+		})
+	}
+}
