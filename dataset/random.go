@@ -37,6 +37,9 @@ func loadRandom(ctx context.Context, p Params, env Env) ([]Row, error) {
 			return nil, err
 		}
 		defer c.Close()
+		if err := c.usable(n); err != nil {
+			return nil, err
+		}
 		rowsMax = min(n, len(c.pairs))
 	}
 	perToken := float64(textBytesPerToken)

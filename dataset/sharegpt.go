@@ -32,6 +32,9 @@ func loadShareGPT(ctx context.Context, p Params, env Env) ([]Row, error) {
 		return nil, err
 	}
 	defer c.Close()
+	if err := c.usable(p.NumPrompts); err != nil {
+		return nil, err
+	}
 	env.Py.Shuffle(len(c.pairs), func(i, j int) { c.pairs[i], c.pairs[j] = c.pairs[j], c.pairs[i] })
 
 	// Each pair is tokenized on its own, so the work runs ahead of the walk
