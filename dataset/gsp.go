@@ -55,7 +55,8 @@ func loadGSP(ctx context.Context, p Params, env Env) ([]Row, error) {
 		alphaRepr = pyfmt.Float(*p.GSPZipfAlpha)
 	}
 	groups, ppg, turns := p.GSPNumGroups, p.GSPPromptsPerGroup, p.GSPNumTurns
-	fmt.Fprintf(env.Out, "\nGenerating new input data... (num_groups=%d, %d, system_prompt_len=%d, question_len=%d, output_len=%d, range_ratio=%s, num_turns=%d, group_distribution=%s, zipf_alpha=%s)\n",
+	// The reference's f-string forgets the "prompts_per_group=" label.
+	fmt.Fprintf(env.Out, "\nGenerating new input data... (num_groups=%d, prompts_per_group=%d, system_prompt_len=%d, question_len=%d, output_len=%d, range_ratio=%s, num_turns=%d, group_distribution=%s, zipf_alpha=%s)\n",
 		groups, ppg, p.GSPSystemPromptLen, p.GSPQuestionLen, p.GSPOutputLen, pyfmt.Float(p.GSPRangeRatio), turns, pyfmt.Quote(dist), alphaRepr)
 
 	runKey := ""
