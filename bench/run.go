@@ -241,6 +241,7 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 	}
 	rows, err := dataset.Load(ctx, datasetParams(cfg, model), dataset.Env{
 		Tok: tok, Py: py, NP: np, Out: out, CacheDir: userCache(env.Getenv),
+		Progress: env.Stderr, // long builds say how far they are; stdout keeps the reference's lines
 		Fetch: func(ctx context.Context, repoType, repoID, file string) (string, error) {
 			return hc.Download(ctx, repoType, repoID, file, "main")
 		},

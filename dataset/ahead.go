@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // workers is how many goroutines tokenize ahead of a walk; 1 walks serially.
@@ -71,21 +72,25 @@ func ahead[T any](ctx context.Context, n, workers int, f func(i int) T, yield fu
 	return err
 }
 
-// parallel calls f(i) for i in [0, n) on up to workers goroutines.
-func parallel(n, workers int, f func(i int)) {
+// parallel calls f(i) for i in [0, n) on up to workers goroutines until
+// some call returns false; the calls already started then finish.
+func parallel(n, workers int, f func(i int) bool) {
 	if workers <= 1 || n <= 1 {
 		for i := 0; i < n; i++ {
-			f(i)
+			if !f(i) {
+				return
+			}
 		}
 		return
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	var stop atomic.Bool
 	next := 0
 	const batch = 16
 	for range min(workers, n) {
 		wg.Go(func() {
-			for {
+			for !stop.Load() {
 				mu.Lock()
 				lo := next
 				next += batch
@@ -94,7 +99,10 @@ func parallel(n, workers int, f func(i int)) {
 					return
 				}
 				for i := lo; i < min(lo+batch, n); i++ {
-					f(i)
+					if !f(i) {
+						stop.Store(true)
+						return
+					}
 				}
 			}
 		})

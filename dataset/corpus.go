@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"slices"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -20,6 +22,12 @@ type corpus struct {
 	r     io.ReaderAt
 	label string // how errors name the file
 	pairs []pair
+
+	// What the file holds besides, to say why it gave no pairs.
+	entries  int      // objects in the top-level list
+	convs    int      // of them, with a "conversations" (or "conversation") list
+	keys     []string // the keys of the first entry without one
+	keysMore bool     // it has keys not in keys (long or not ASCII)
 }
 
 // pair locates conversation[0].value and conversation[1].value.
@@ -161,6 +169,8 @@ func (c *corpus) scan(s *scanner) *structError {
 func (c *corpus) entry(s *scanner, i int, structFail func(int64, string, ...any)) bool {
 	start := s.offset()
 	var convs, conv convInfo
+	var keys []string
+	keysMore := false
 	ok := s.object(1, func(key stringInfo) bool {
 		switch {
 		case key.is("conversations"):
@@ -168,17 +178,29 @@ func (c *corpus) entry(s *scanner, i int, structFail func(int64, string, ...any)
 		case key.is("conversation"):
 			return readConv(s, &conv)
 		}
+		if c.keys == nil && len(keys) < 8 && key.keyOK {
+			keys = append(keys, string(key.key[:key.keyN]))
+		} else {
+			keysMore = true
+		}
 		return s.skipValue(2)
 	})
 	if !ok {
 		return false
 	}
+	c.entries++
 	name, ci := "conversations", &convs
 	if !convs.present {
 		name, ci = "conversation", &conv
 	}
+	if ci.present && !ci.notList {
+		c.convs++
+	}
 	switch {
 	case !ci.present:
+		if c.keys == nil {
+			c.keys, c.keysMore = append([]string{}, keys...), keysMore
+		}
 	case ci.notList:
 		structFail(start, "entry %d: %q is not a list", i, name)
 	case ci.n >= 2:
@@ -235,6 +257,45 @@ func readConv(s *scanner, ci *convInfo) bool {
 			return true
 		})
 	})
+}
+
+// usable says why a corpus that gave no pairs is of no use to a dataset
+// that wants n rows: nil when it has pairs or none are wanted.
+func (c *corpus) usable(n int) error {
+	if len(c.pairs) > 0 || n <= 0 {
+		return nil
+	}
+	switch {
+	case c.entries == 0:
+		return fmt.Errorf("%s: the list of conversations is empty", c.label)
+	case c.convs == 0:
+		return fmt.Errorf("%s: no row has a \"conversations\" list (%s)", c.label, c.describeKeys())
+	}
+	return fmt.Errorf("%s: no conversation has two turns (a prompt and a reply)", c.label)
+}
+
+// describeKeys says what the rows without conversations hold, with a hint
+// for the shapes other datasets read.
+func (c *corpus) describeKeys() string {
+	if len(c.keys) == 0 && !c.keysMore {
+		return "the rows are empty objects"
+	}
+	q := make([]string, len(c.keys))
+	for i, k := range c.keys {
+		q[i] = fmt.Sprintf("%q", k)
+	}
+	s := "the rows have " + strings.Join(q, ", ")
+	if c.keysMore {
+		if len(q) > 0 {
+			s += " and more"
+		} else {
+			s += " other keys"
+		}
+	}
+	if slices.Contains(c.keys, "messages") {
+		s += ": an OpenAI-format file? --dataset-name openai reads those, one JSON object a line"
+	}
+	return s
 }
 
 // position turns a byte offset into a 1-based line and column, the column

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"benchserve/internal/pyrand"
 	"benchserve/tokenizer"
@@ -91,6 +92,18 @@ type Env struct {
 	// TraceBaseURL replaces the mooncake traces' published location
 	// (tests); "" is the published one.
 	TraceBaseURL string
+	// Progress receives a line now and then while a long build runs
+	// ("Generating images: 500/1500 (12 s)"); nil prints none. It is not
+	// Out, which keeps the reference's lines.
+	Progress io.Writer
+	// Now is the progress lines' clock; nil is time.Now.
+	Now func() time.Time
+	// MemAvailable is how many bytes the rows may take; ok is false when
+	// that is unknown, and then no build is refused. nil reads the system's
+	// (MemAvailable in /proc/meminfo, within the cgroup's limit).
+	MemAvailable func() (bytes float64, ok bool)
+
+	meter *meter // set by Load
 }
 
 // ShareGPT's place on the Hugging Face Hub.
@@ -104,6 +117,7 @@ func Load(ctx context.Context, p Params, env Env) ([]Row, error) {
 	if env.Out == nil {
 		env.Out = io.Discard
 	}
+	env.meter = newMeter(ctx, env.Progress, env.Now)
 	if p.NumPrompts < 0 {
 		return nil, fmt.Errorf("--num-prompts: must not be negative, got %d", p.NumPrompts)
 	}
@@ -138,23 +152,53 @@ func Load(ctx context.Context, p Params, env Env) ([]Row, error) {
 // [max(int(full*ratio), 1), full] with np.random.randint, or n zeros
 // without a draw when full <= 0. flag names full in errors.
 func randomLens(np *pyrand.NumPy, full int, ratio float64, n int, flag string) ([]int, error) {
-	out := make([]int, n)
+	return drawLens(np, full, ratio, n, n, flag, nil)
+}
+
+// drawLens is randomLens keeping only the first keep lengths: all n are
+// drawn, so that the generator ends where the reference's does, but a
+// dataset that can use fewer rows does not hold n. st counts the draws
+// and stops them when the build is cancelled.
+func drawLens(np *pyrand.NumPy, full int, ratio float64, n, keep int, flag string, st *stage) ([]int, error) {
+	keep = min(keep, n)
+	out := make([]int, keep)
 	if full <= 0 {
 		return out, nil
 	}
+	lo, err := lensLow(full, ratio, flag)
+	if err != nil {
+		return nil, err
+	}
+	const chunk = 4096 // draws between checks of the context
+	for i := 0; i < n; i++ {
+		v := int(np.RandInt(lo, int64(full)+1))
+		if i < keep {
+			out[i] = v
+		}
+		if i%chunk == chunk-1 {
+			if err := st.add(chunk); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// lensLow is the shortest length compute_random_lens draws, or an error
+// naming the flags when the range is empty or the ratio not a number.
+func lensLow(full int, ratio float64, flag string) (int64, error) {
+	if full <= 0 {
+		return 0, nil
+	}
 	if math.IsNaN(ratio) || math.IsInf(ratio, 0) {
-		return nil, fmt.Errorf("--random-range-ratio %v: not a finite number", ratio)
+		return 0, fmt.Errorf("--random-range-ratio %v: not a finite number", ratio)
 	}
 	low := math.Trunc(float64(full) * ratio) // Python's int() truncates toward zero
 	if low > float64(full) {
-		return nil, fmt.Errorf("--random-range-ratio %s: the shortest length %.0f exceeds %s %d",
+		return 0, fmt.Errorf("--random-range-ratio %s: the shortest length %.0f exceeds %s %d",
 			strconv.FormatFloat(ratio, 'g', -1, 64), low, flag, full)
 	}
-	lo := max(int64(low), 1)
-	for i := range out {
-		out[i] = int(np.RandInt(lo, int64(full)+1))
-	}
-	return out, nil
+	return max(int64(low), 1), nil
 }
 
 // printSums prints the dataset's totals as the reference does with np.sum,

@@ -55,7 +55,8 @@ func loadGSP(ctx context.Context, p Params, env Env) ([]Row, error) {
 		alphaRepr = pyfmt.Float(*p.GSPZipfAlpha)
 	}
 	groups, ppg, turns := p.GSPNumGroups, p.GSPPromptsPerGroup, p.GSPNumTurns
-	fmt.Fprintf(env.Out, "\nGenerating new input data... (num_groups=%d, %d, system_prompt_len=%d, question_len=%d, output_len=%d, range_ratio=%s, num_turns=%d, group_distribution=%s, zipf_alpha=%s)\n",
+	// The reference's f-string forgets the "prompts_per_group=" label.
+	fmt.Fprintf(env.Out, "\nGenerating new input data... (num_groups=%d, prompts_per_group=%d, system_prompt_len=%d, question_len=%d, output_len=%d, range_ratio=%s, num_turns=%d, group_distribution=%s, zipf_alpha=%s)\n",
 		groups, ppg, p.GSPSystemPromptLen, p.GSPQuestionLen, p.GSPOutputLen, pyfmt.Float(p.GSPRangeRatio), turns, pyfmt.Quote(dist), alphaRepr)
 
 	runKey := ""
@@ -68,15 +69,20 @@ func loadGSP(ctx context.Context, p Params, env Env) ([]Row, error) {
 	// Lengths from NumPy's global generator, then token ids from Python's,
 	// in the reference's order; decoding does not draw, so it runs in
 	// parallel afterwards.
-	sysLens, err := randomLens(env.NP, p.GSPSystemPromptLen, p.GSPRangeRatio, groups, "--gsp-system-prompt-len")
+	if err := fitMemory(env, gspBytes(p), fmt.Sprintf("--gsp-num-groups %d --gsp-prompts-per-group %d", groups, ppg),
+		"--gsp-num-groups, --gsp-prompts-per-group or the prompt lengths"); err != nil {
+		return nil, err
+	}
+	lens := env.meter.stage("Drawing lengths", groups+2*groups*ppg*turns)
+	sysLens, err := drawLens(env.NP, p.GSPSystemPromptLen, p.GSPRangeRatio, groups, groups, "--gsp-system-prompt-len", lens)
 	if err != nil {
 		return nil, err
 	}
-	qLens, err := randomLens(env.NP, p.GSPQuestionLen, p.GSPRangeRatio, groups*ppg*turns, "--gsp-question-len")
+	qLens, err := drawLens(env.NP, p.GSPQuestionLen, p.GSPRangeRatio, groups*ppg*turns, groups*ppg*turns, "--gsp-question-len", lens)
 	if err != nil {
 		return nil, err
 	}
-	outLens, err := randomLens(env.NP, p.GSPOutputLen, p.GSPRangeRatio, groups*ppg, "--gsp-output-len")
+	outLens, err := drawLens(env.NP, p.GSPOutputLen, p.GSPRangeRatio, groups*ppg, groups*ppg, "--gsp-output-len", lens)
 	if err != nil {
 		return nil, err
 	}
@@ -84,18 +90,25 @@ func loadGSP(ctx context.Context, p Params, env Env) ([]Row, error) {
 	if len(pool) == 0 && (p.GSPSystemPromptLen > 0 || p.GSPQuestionLen > 0) {
 		return nil, fmt.Errorf("--dataset-name generated-shared-prefix: tokenizer %s has no ordinary tokens to draw prompts from", env.Tok.Name())
 	}
-	sysIDs := drawPrompts(env.Py, pool, sysLens)
-	qIDs := drawPrompts(env.Py, pool, qLens)
+	draws := env.meter.stage("Drawing prompt tokens", sumInts(sysLens)+sumInts(qLens))
+	sysIDs, err := drawPrompts(env.Py, pool, sysLens, draws)
+	if err != nil {
+		return nil, err
+	}
+	qIDs, err := drawPrompts(env.Py, pool, qLens, draws)
+	if err != nil {
+		return nil, err
+	}
 	sys := make([]string, groups)
 	questions := make([]string, len(qIDs))
-	parallel(groups+len(qIDs), workers, func(i int) {
+	err = env.meter.stage("Decoding prompts", groups+len(qIDs)).each(groups+len(qIDs), func(i int) {
 		if i < groups {
-			sys[i] = env.Tok.Decode(sysIDs[i])
+			sys[i], sysIDs[i] = env.Tok.Decode(sysIDs[i]), nil
 		} else {
-			questions[i-groups] = env.Tok.Decode(qIDs[i-groups])
+			questions[i-groups], qIDs[i-groups] = env.Tok.Decode(qIDs[i-groups]), nil
 		}
 	})
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 
@@ -105,7 +118,7 @@ func loadGSP(ctx context.Context, p Params, env Env) ([]Row, error) {
 	}
 	rows := make([]Row, len(assign))
 	special := env.Tok.NumSpecialTokensToAdd()
-	parallel(len(rows), workers, func(slot int) {
+	err = env.meter.stage("Building prompts", len(rows)).each(len(rows), func(slot int) {
 		g := assign[slot]
 		q := questions[slot*turns : (slot+1)*turns] // slot is src_g*ppg + src_p
 		first := sys[g] + "\n\n" + q[0]
@@ -130,6 +143,9 @@ func loadGSP(ctx context.Context, p Params, env Env) ([]Row, error) {
 			r.Turns[t] = userMessage(q[t])
 		}
 	})
+	if err != nil {
+		return nil, err
+	}
 	group := assign // each row's group, kept in step for the cache
 	if !p.GSPOrdered {
 		group = append([]int(nil), assign...)
@@ -157,8 +173,16 @@ func loadGSP(ctx context.Context, p Params, env Env) ([]Row, error) {
 		}
 		fmt.Fprintf(w, "Total input tokens: %d\n", in)
 		fmt.Fprintf(w, "Total output tokens: %d\n", out)
-		fmt.Fprintf(w, "Average system prompt length: %.1f tokens\n", meanTokens(env, sys))
-		fmt.Fprintf(w, "Average question length: %.1f tokens\n\n", meanTokens(env, questions))
+		sysMean, err := meanTokens(env, "Counting system prompt tokens", sys)
+		if err != nil {
+			return nil, err
+		}
+		qMean, err := meanTokens(env, "Counting question tokens", questions)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(w, "Average system prompt length: %.1f tokens\n", sysMean)
+		fmt.Fprintf(w, "Average question length: %.1f tokens\n\n", qMean)
 	}
 	if useCache && cache != "" {
 		fmt.Fprintf(w, "Caching generated input data to %s\n", cache)
@@ -255,8 +279,9 @@ func zipfProbs(n int, alpha float64) []float64 {
 }
 
 // drawPrompts is gen_prompt's random.choices for each length in turn; the
-// ids are decoded later.
-func drawPrompts(py *pyrand.Python, pool []int, lens []int) [][]int {
+// ids are decoded later. st counts the draws and stops them when the
+// build is cancelled.
+func drawPrompts(py *pyrand.Python, pool []int, lens []int, st *stage) ([][]int, error) {
 	out := make([][]int, len(lens))
 	n := float64(len(pool))
 	for i, k := range lens {
@@ -265,19 +290,44 @@ func drawPrompts(py *pyrand.Python, pool []int, lens []int) [][]int {
 			ids[j] = pool[int(math.Floor(py.Random()*n))]
 		}
 		out[i] = ids
+		if err := st.add(k); err != nil {
+			return nil, err
+		}
 	}
-	return out
+	return out, nil
 }
 
-// meanTokens is the mean of len(encode(s)) over texts.
-func meanTokens(env Env, texts []string) float64 {
+// meanTokens is the mean of len(encode(s)) over texts; what names the
+// count in progress lines.
+func meanTokens(env Env, what string, texts []string) (float64, error) {
 	counts := make([]int, len(texts))
-	parallel(len(texts), workers, func(i int) { counts[i] = env.Tok.Count(texts[i]) })
+	if err := env.meter.stage(what, len(texts)).each(len(texts), func(i int) { counts[i] = env.Tok.Count(texts[i]) }); err != nil {
+		return 0, err
+	}
 	sum := 0
 	for _, c := range counts {
 		sum += c + env.Tok.NumSpecialTokensToAdd()
 	}
-	return float64(sum) / float64(len(texts))
+	return float64(sum) / float64(len(texts)), nil
+}
+
+// gspBytes is about what the rows take: each holds its own copy of its
+// group's system prompt and its questions, as text, and the token ids
+// drawn for the prompts are held until decoded.
+func gspBytes(p Params) float64 {
+	lo := func(full int) int64 { l, _ := lensLow(full, p.GSPRangeRatio, ""); return l }
+	sys, q := meanLen(p.GSPSystemPromptLen, lo(p.GSPSystemPromptLen)), meanLen(p.GSPQuestionLen, lo(p.GSPQuestionLen))
+	rows := float64(p.GSPNumGroups) * float64(p.GSPPromptsPerGroup)
+	turns := float64(p.GSPNumTurns)
+	return rows * (rowBytes + (sys+q*turns)*textBytesPerToken + q*turns*8)
+}
+
+func sumInts(v []int) int {
+	s := 0
+	for _, x := range v {
+		s += x
+	}
+	return s
 }
 
 // userMessage is [{"role": "user", "content": text}] as json.dumps writes it.

@@ -121,7 +121,7 @@ func TestGSPPrintedLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := filepath.Join(env.CacheDir, "generated-shared-prefix", "gen_shared_prefix_42_4_3_3_2_4_zipf_1.2_words.gsp")
-	want := "\nGenerating new input data... (num_groups=4, 3, system_prompt_len=3, question_len=2, output_len=4, range_ratio=1.0, num_turns=1, group_distribution='zipf', zipf_alpha=1.2)\n" +
+	want := "\nGenerating new input data... (num_groups=4, prompts_per_group=3, system_prompt_len=3, question_len=2, output_len=4, range_ratio=1.0, num_turns=1, group_distribution='zipf', zipf_alpha=1.2)\n" +
 		"\nGenerated shared prefix dataset statistics:\n" + gspWant["zipf"].lines + "\n" +
 		"Caching generated input data to " + cache + "\n"
 	if out.String() != want {
@@ -134,7 +134,7 @@ func TestGSPPrintedLines(t *testing.T) {
 	if _, err := Load(context.Background(), p, gspEnv(t, 1, &out)); err != nil {
 		t.Fatal(err)
 	}
-	if want := "\nCache bypassed (range_ratio=0.3, send_routing_key=True, num_turns=3)\n\nGenerating new input data... (num_groups=2, 2, system_prompt_len=4, question_len=3, output_len=4, range_ratio=0.3, num_turns=3, group_distribution='uniform', zipf_alpha=None)\n"; !strings.HasPrefix(out.String(), want) {
+	if want := "\nCache bypassed (range_ratio=0.3, send_routing_key=True, num_turns=3)\n\nGenerating new input data... (num_groups=2, prompts_per_group=2, system_prompt_len=4, question_len=3, output_len=4, range_ratio=0.3, num_turns=3, group_distribution='uniform', zipf_alpha=None)\n"; !strings.HasPrefix(out.String(), want) {
 		t.Errorf("printed\n%q\nwant it to start with\n%q", out.String(), want)
 	}
 }

@@ -118,24 +118,35 @@ func loadImage(ctx context.Context, p Params, env Env) ([]Row, error) {
 	}
 	n := p.NumPrompts
 
+	if err := fitMemory(env, imageBytes(p, res), fmt.Sprintf("--num-prompts %d with --image-count %d", n, p.ImageCount),
+		"--num-prompts, --image-count or --image-resolution"); err != nil {
+		return nil, err
+	}
 	counts := make([]int, n)
 	total := 0
+	st := env.meter.stage("Drawing image counts", n)
 	for i := range counts {
 		counts[i] = p.ImageCount
 		if p.RandomImageCount {
 			counts[i] = int(env.NP.RandInt(1, int64(p.ImageCount)+1))
 		}
 		total += counts[i]
+		if i%4096 == 4095 {
+			if err := st.add(4096); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if res.maxW*res.maxH >= 1920*1080 && total >= 100 {
 		fmt.Fprintf(env.Out, "Warning: High resolution (up to %dx%d) with %d total images may take a long time. Consider reducing resolution or image count.\n",
 			res.maxW, res.maxH, total)
 	}
-	inLens, err := randomLens(env.NP, p.RandomInputLen, p.RandomRangeRatio, n, "--random-input-len")
+	lens := env.meter.stage("Drawing lengths", 2*n)
+	inLens, err := drawLens(env.NP, p.RandomInputLen, p.RandomRangeRatio, n, n, "--random-input-len", lens)
 	if err != nil {
 		return nil, err
 	}
-	outLens, err := randomLens(env.NP, p.RandomOutputLen, p.RandomRangeRatio, n, "--random-output-len")
+	outLens, err := drawLens(env.NP, p.RandomOutputLen, p.RandomRangeRatio, n, n, "--random-output-len", lens)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +158,10 @@ func loadImage(ctx context.Context, p Params, env Env) ([]Row, error) {
 	fmt.Fprintf(env.Out, "Vision tokens: %s.\n", vision.desc)
 	b := newMMRows(env.Tok, vision, raw, env.Out)
 
-	imgs, err := makeImages(ctx, imageSpec{format: p.ImageFormat, blank: p.ImageContent == "blank", res: res}, total, env.NP)
+	imgs, err := makeImages(env.meter.stage("Generating images", total), imageSpec{format: p.ImageFormat, blank: p.ImageContent == "blank", res: res}, total, env.NP)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--dataset-name image: encoding an image: %v", err)
 	}
@@ -161,11 +175,37 @@ func loadImage(ctx context.Context, p Params, env Env) ([]Row, error) {
 	for i, c := range counts {
 		starts[i+1] = starts[i] + c
 	}
-	parallel(n, workers, func(i int) {
+	err = env.meter.stage("Building prompts", n).each(n, func(i int) {
 		rows[i] = b.row(texts[i], imgs[starts[i]:starts[i+1]], outLens[i])
 	})
+	if err != nil {
+		return nil, err
+	}
 	printImageStats(env, p, rows, counts, inLens, imgs, res.random)
-	return rows, ctx.Err()
+	return rows, nil
+}
+
+// imageBytes is about what the image rows take: each random image's data
+// URI (noise encodes to about 0.76 bytes a pixel as JPEG at quality 85
+// and 3 as PNG, a third more in base64; a blank image is encoded once),
+// the text and the rows themselves.
+func imageBytes(p Params, res imageRes) float64 {
+	n := float64(p.NumPrompts)
+	perRow := float64(p.ImageCount)
+	if p.RandomImageCount {
+		perRow = (perRow + 1) / 2
+	}
+	pixels := float64(res.minW+res.maxW) / 2 * float64(res.minH+res.maxH) / 2
+	perPixel := 0.7
+	if p.ImageFormat == "png" {
+		perPixel = 2.9
+	}
+	if p.ImageContent == "blank" {
+		perPixel = 0
+	}
+	lo, _ := lensLow(p.RandomInputLen, p.RandomRangeRatio, "")
+	text := meanLen(p.RandomInputLen, lo) * textBytesPerToken
+	return n * (rowBytes + 8 + text + perRow*(48+pixels*perPixel*4/3))
 }
 
 // mmTexts is gen_mm_prompt for each length: ids drawn with Python's
@@ -177,12 +217,16 @@ func mmTexts(env Env, padID int, lens []int) ([]string, error) {
 	if len(pool) == 0 && slices.ContainsFunc(lens, func(n int) bool { return n > 0 }) {
 		return nil, fmt.Errorf("tokenizer %s: no token ids left to build prompts from", env.Tok.Name())
 	}
+	draws := env.meter.stage("Drawing prompt tokens", sumInts(lens))
 	picks := make([][]int, len(lens))
 	for i, n := range lens {
 		picks[i] = env.Py.Choices(len(pool), n)
+		if err := draws.add(n); err != nil {
+			return nil, err
+		}
 	}
 	texts := make([]string, len(lens))
-	parallel(len(lens), workers, func(i int) {
+	err := env.meter.stage("Decoding prompts", len(lens)).each(len(lens), func(i int) {
 		ids := picks[i]
 		for j, k := range ids {
 			ids[j] = pool[k]
@@ -190,7 +234,7 @@ func mmTexts(env Env, padID int, lens []int) ([]string, error) {
 		texts[i] = env.Tok.Decode(ids)
 		picks[i] = nil
 	})
-	return texts, nil
+	return texts, err
 }
 
 // specialIDer is the part of a Hugging Face tokenizer that lists special

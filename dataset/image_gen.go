@@ -2,7 +2,6 @@ package dataset
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"image"
 	"image/jpeg"
@@ -71,8 +70,9 @@ func whiteImage(w, h int) *image.RGBA {
 // draws (for each image: its width and height when the resolution is
 // random, then its pixels when they are random) and encodes them on
 // workers goroutines while the next ones are drawn. Blank images of one
-// size are encoded once.
-func makeImages(ctx context.Context, spec imageSpec, count int, np *pyrand.NumPy) ([]mmImage, error) {
+// size are encoded once. st counts the images made and stops the drawing
+// when the build is cancelled.
+func makeImages(st *stage, spec imageSpec, count int, np *pyrand.NumPy) ([]mmImage, error) {
 	out := make([]mmImage, count)
 	type job struct {
 		i   int
@@ -93,6 +93,7 @@ func makeImages(ctx context.Context, spec imageSpec, count int, np *pyrand.NumPy
 					errOnce.Do(func() { encErr = err })
 				}
 				out[j.i].uri = uri
+				st.add(1)
 				select {
 				case free <- j.img:
 				default:
@@ -104,7 +105,7 @@ func makeImages(ctx context.Context, spec imageSpec, count int, np *pyrand.NumPy
 	blank := map[[2]int]string{}
 	var err error
 	for i := range out {
-		if err = ctx.Err(); err != nil {
+		if err = st.err(); err != nil {
 			break
 		}
 		w, h := spec.res.minW, spec.res.minH
@@ -123,6 +124,7 @@ func makeImages(ctx context.Context, spec imageSpec, count int, np *pyrand.NumPy
 				blank[key] = uri
 			}
 			out[i].uri = uri
+			st.add(1)
 			continue
 		}
 		var img *image.RGBA

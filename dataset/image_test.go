@@ -90,7 +90,7 @@ func TestMakeImagesDrawOrder(t *testing.T) {
 			{random: true, minW: 1, minH: 2, maxW: 4, maxH: 5},
 		} {
 			np := pyrand.NewNumPy(7)
-			imgs, err := makeImages(context.Background(), imageSpec{format: "png", res: res}, 9, np)
+			imgs, err := makeImages(nil, imageSpec{format: "png", res: res}, 9, np)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +126,7 @@ func TestMakeImagesDrawOrder(t *testing.T) {
 
 func TestMakeImagesBlankAndJPEG(t *testing.T) {
 	np := pyrand.NewNumPy(3)
-	imgs, err := makeImages(context.Background(), imageSpec{format: "jpeg", blank: true, res: imageRes{minW: 32, minH: 16, maxW: 32, maxH: 16}}, 3, np)
+	imgs, err := makeImages(nil, imageSpec{format: "jpeg", blank: true, res: imageRes{minW: 32, minH: 16, maxW: 32, maxH: 16}}, 3, np)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestMakeImagesBlankAndJPEG(t *testing.T) {
 
 	// Random JPEG pixels are the stream's, up to JPEG's loss.
 	np = pyrand.NewNumPy(5)
-	imgs, err = makeImages(context.Background(), imageSpec{format: "jpeg", res: imageRes{minW: 64, minH: 64, maxW: 64, maxH: 64}}, 1, np)
+	imgs, err = makeImages(nil, imageSpec{format: "jpeg", res: imageRes{minW: 64, minH: 64, maxW: 64, maxH: 64}}, 1, np)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func BenchmarkImage1080p(b *testing.B) {
 	np := pyrand.NewNumPy(1)
 	spec := imageSpec{format: "jpeg", res: imageRes{minW: 1920, minH: 1080, maxW: 1920, maxH: 1080}}
 	for b.Loop() {
-		if _, err := makeImages(context.Background(), spec, 4, np); err != nil {
+		if _, err := makeImages(nil, spec, 4, np); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -129,7 +129,7 @@ func loadMMMU(ctx context.Context, p Params, env Env) ([]Row, error) {
 		err error
 	}
 	res := make([]built, len(picked))
-	parallel(len(picked), workers, func(i int) {
+	err = env.meter.stage("Building MMMU prompts", len(picked)).each(len(picked), func(i int) {
 		ex := picked[i]
 		picked[i] = mmmuExample{}
 		if ex.bad != nil {
@@ -152,6 +152,9 @@ func loadMMMU(ctx context.Context, p Params, env Env) ([]Row, error) {
 		img := mmImage{uri: dataURI("image/png", pngData), w: w, h: h}
 		res[i] = built{row: b.row(text, []mmImage{img}, p.RandomOutputLen), ok: true}
 	})
+	if err != nil {
+		return nil, err
+	}
 	rows := make([]Row, 0, len(res))
 	for i, r := range res {
 		if r.err != nil {
@@ -161,7 +164,7 @@ func loadMMMU(ctx context.Context, p Params, env Env) ([]Row, error) {
 		}
 	}
 	fmt.Fprintf(env.Out, "\nCreated %d MMMU prompts\n", len(rows))
-	return rows, ctx.Err()
+	return rows, nil
 }
 
 // readMMMUJSONL reads a JSONL file of {"question": ..., "image_1": ...}

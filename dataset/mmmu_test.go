@@ -109,6 +109,24 @@ func TestLoadMMMUParquet(t *testing.T) {
 	if !strings.Contains(out.String(), "Dataset has less than 10 examples, using all examples\nSelected 6 examples for benchmarking\n") {
 		t.Errorf("printed:\n%s", out.String())
 	}
+
+	// Exactly --num-prompts examples: the reference samples only when there
+	// are more ("if len(mmmu_dataset) > num_requests"), and its else branch
+	// prints the line, "less than" though it is not; five samples.
+	for _, c := range []struct {
+		n      int
+		prints bool
+	}{{6, true}, {5, false}} {
+		out.Reset()
+		p.NumPrompts = c.n
+		if _, err := Load(context.Background(), p, testEnv(3, &out)); err != nil {
+			t.Fatal(err)
+		}
+		line := fmt.Sprintf("Dataset has less than %d examples, using all examples\n", c.n)
+		if strings.Contains(out.String(), line) != c.prints {
+			t.Errorf("--num-prompts %d of 6 examples: printed\n%s", c.n, out.String())
+		}
+	}
 }
 
 func checkMMMUSample(t *testing.T, src []hfMMMU, path string, p Params, seed int64, out *bytes.Buffer) {

@@ -61,50 +61,64 @@ func loadMooncake(ctx context.Context, p Params, env Env) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs, err := readTrace(path, label, p.NumPrompts)
+	recs, err := readTrace(env.meter.stage("Reading the trace", 0), path, label, p.NumPrompts)
 	if err != nil {
+		return nil, err
+	}
+	rounds := p.MooncakeNumRounds
+	if err := fitMemory(env, mooncakeBytes(recs, rounds),
+		fmt.Sprintf("--mooncake-num-rounds %d with %d sessions (--num-prompts %d)", rounds, len(recs), p.NumPrompts),
+		"--mooncake-num-rounds or --num-prompts"); err != nil {
 		return nil, err
 	}
 	chat := isChatBackend(p.Backend)
 	templater, _ := env.Tok.(tokenizer.ChatTemplater)
-	rounds := p.MooncakeNumRounds
+	// Each session's messages are made once: round k's history is the
+	// first 2k+1 of them, so the rounds are built in parallel.
+	histories := make([][]tokenizer.Message, len(recs))
+	for i, rec := range recs {
+		base := mooncakeQuery(rec.hashIDs)
+		placeholder := strings.TrimSuffix(strings.Repeat("story ", rec.outputLen), " ")
+		h := make([]tokenizer.Message, 0, 2*rounds-1)
+		for k := range rounds {
+			if k > 0 {
+				h = append(h, tokenizer.Message{Role: "assistant", Content: placeholder})
+			}
+			h = append(h, tokenizer.Message{Role: "user", Content: "Round " + strconv.Itoa(k+1) + ": " + base})
+		}
+		histories[i] = h
+	}
 	rows := make([]Row, len(recs)*rounds)
 	special := env.Tok.NumSpecialTokensToAdd()
 	var (
 		tmplErr  error
 		tmplOnce sync.Once
 	)
-	parallel(len(recs), workers, func(i int) {
-		rec := recs[i]
-		base := mooncakeQuery(rec.hashIDs)
-		placeholder := strings.TrimSuffix(strings.Repeat("story ", rec.outputLen), " ")
-		var history []tokenizer.Message
-		for k := range rounds {
-			history = append(history, tokenizer.Message{Role: "user", Content: "Round " + strconv.Itoa(k+1) + ": " + base})
-			text, err := "", error(nil)
-			if templater != nil {
-				text, err = templater.ApplyChatTemplate(history, tokenizer.ChatOptions{AddGenerationPrompt: true})
+	err = env.meter.stage("Building mooncake rounds", len(rows)).each(len(rows), func(j int) {
+		rec, k := recs[j/rounds], j%rounds
+		history := histories[j/rounds][:2*k+1]
+		text, err := "", error(nil)
+		if templater != nil {
+			text, err = templater.ApplyChatTemplate(history, tokenizer.ChatOptions{AddGenerationPrompt: true})
+		}
+		if templater == nil || err != nil {
+			if err != nil {
+				tmplOnce.Do(func() { tmplErr = err })
 			}
-			if templater == nil || err != nil {
-				if err != nil {
-					tmplOnce.Do(func() { tmplErr = err })
-				}
-				text = roleLines(history)
-			}
-			r := &rows[i*rounds+k]
-			r.PromptLen = env.Tok.Count(text) + special
-			r.TextPromptLen = r.PromptLen
-			r.OutputLen = rec.outputLen
-			r.Timestamp, r.HasTimestamp = rec.timestamp, true
-			if chat {
-				r.Messages = messagesJSON(history)
-			} else {
-				r.Text = text
-			}
-			history = append(history, tokenizer.Message{Role: "assistant", Content: placeholder})
+			text = roleLines(history)
+		}
+		r := &rows[j]
+		r.PromptLen = env.Tok.Count(text) + special
+		r.TextPromptLen = r.PromptLen
+		r.OutputLen = rec.outputLen
+		r.Timestamp, r.HasTimestamp = rec.timestamp, true
+		if chat {
+			r.Messages = messagesJSON(history)
+		} else {
+			r.Text = text
 		}
 	})
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	if tmplErr != nil {
@@ -125,6 +139,24 @@ func loadMooncake(ctx context.Context, p Params, env Env) ([]Row, error) {
 	fmt.Fprintf(env.Out, "#Sessions: %d, rounds per session: %d, trace span: %.3f s (from %s)\n", len(recs), rounds, span, label)
 	printSums(env.Out, in, out)
 	return rows, nil
+}
+
+// mooncakeBytes is about what a session's rounds take: round k's prompt
+// holds the k user messages "Round k: {base}" and the k-1 placeholders
+// before it, so a session of R rounds is quadratic in R. Template text
+// and JSON syntax are left out, which keeps this an underestimate.
+func mooncakeBytes(recs []traceRecord, rounds int) float64 {
+	r := float64(rounds)
+	total := 0.0
+	for _, rec := range recs {
+		base := float64(len("Round 1: ")) + float64(len("Tell me a story based on this context."))
+		for _, id := range rec.hashIDs {
+			base += float64(len(strconv.FormatInt(id, 10))) + 128*3 - 1
+		}
+		placeholder := max(0, 6*float64(rec.outputLen)-1)
+		total += base*r*(r+1)/2 + placeholder*r*(r-1)/2 + rowBytes*r
+	}
+	return total
 }
 
 // isChatBackend reports whether backend sends OpenAI chat messages.
@@ -246,8 +278,9 @@ func download(ctx context.Context, client *http.Client, url, path string) error 
 }
 
 // readTrace reads the first n records of a trace, as the reference's
-// records[:n]; the lines after them are not read.
-func readTrace(path, label string, n int) ([]traceRecord, error) {
+// records[:n]; the lines after them are not read. st counts the records
+// and stops the reading when the build is cancelled.
+func readTrace(st *stage, path, label string, n int) ([]traceRecord, error) {
 	f, err := openDatasetFile(path, label, "a JSONL trace")
 	if err != nil {
 		return nil, err
@@ -266,6 +299,9 @@ func readTrace(path, label string, n int) ([]traceRecord, error) {
 				return nil, fmt.Errorf("%s: line %d: %v", label, line, err)
 			}
 			recs = append(recs, rec)
+			if err := st.add(1); err != nil {
+				return nil, err
+			}
 		}
 		if rerr != nil {
 			break

@@ -95,7 +95,7 @@ func loadOpenAI(ctx context.Context, p Params, env Env) ([]Row, error) {
 	rows := make([]Row, len(reqs))
 	errs := make([]error, len(reqs))
 	special := env.Tok.NumSpecialTokensToAdd()
-	parallel(len(reqs), workers, func(i int) {
+	err = env.meter.stage("Counting prompt tokens", len(reqs)).each(len(reqs), func(i int) {
 		r := reqs[i]
 		ms, err := tokenizer.MessagesFromJSON(r.messages)
 		if err != nil {
@@ -116,6 +116,9 @@ func loadOpenAI(ctx context.Context, p Params, env Env) ([]Row, error) {
 		}
 		rows[i] = row
 	})
+	if err != nil {
+		return nil, err
+	}
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

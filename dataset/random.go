@@ -3,6 +3,8 @@ package dataset
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"benchserve/tokenizer"
@@ -13,11 +15,48 @@ import (
 // (random) or from consecutive vocabulary ids (random-ids).
 func loadRandom(ctx context.Context, p Params, env Env) ([]Row, error) {
 	n := p.NumPrompts
-	inLens, err := randomLens(env.NP, p.RandomInputLen, p.RandomRangeRatio, n, "--random-input-len")
+	inLo, err := lensLow(p.RandomInputLen, p.RandomRangeRatio, "--random-input-len")
 	if err != nil {
 		return nil, err
 	}
-	outLens, err := randomLens(env.NP, p.RandomOutputLen, p.RandomRangeRatio, n, "--random-output-len")
+	if _, err := lensLow(p.RandomOutputLen, p.RandomRangeRatio, "--random-output-len"); err != nil {
+		return nil, err
+	}
+
+	// random has no more rows than ShareGPT has prompts, whatever
+	// --num-prompts asks, so it keeps only that many lengths.
+	var c *corpus
+	var label string
+	rowsMax := n
+	if p.Name == "random" {
+		var path string
+		if path, label, err = shareGPTPath(ctx, p, env); err != nil {
+			return nil, err
+		}
+		if c, err = openCorpus(ctx, path, label); err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		if err := c.usable(n); err != nil {
+			return nil, err
+		}
+		rowsMax = min(n, len(c.pairs))
+	}
+	perToken := float64(textBytesPerToken)
+	if p.TokenizePrompt {
+		perToken = float64(reflect.TypeFor[int]().Size())
+	}
+	need := float64(rowsMax) * (rowBytes + 16 + meanLen(p.RandomInputLen, inLo)*perToken)
+	if err := fitMemory(env, need, "--num-prompts "+strconv.Itoa(n), "--num-prompts or --random-input-len"); err != nil {
+		return nil, err
+	}
+
+	st := env.meter.stage("Drawing lengths", 2*n)
+	inLens, err := drawLens(env.NP, p.RandomInputLen, p.RandomRangeRatio, n, rowsMax, "--random-input-len", st)
+	if err != nil {
+		return nil, err
+	}
+	outLens, err := drawLens(env.NP, p.RandomOutputLen, p.RandomRangeRatio, n, rowsMax, "--random-output-len", st)
 	if err != nil {
 		return nil, err
 	}
@@ -30,34 +69,34 @@ func loadRandom(ctx context.Context, p Params, env Env) ([]Row, error) {
 	}
 
 	var units [][]int // each row's ids repeat its unit to its length
-	var label string
+	var unit func(i int) []int
 	if p.Name == "random" {
-		var path string
-		if path, label, err = shareGPTPath(ctx, p, env); err != nil {
+		if units, err = shareGPTUnits(ctx, c, len(inLens), env); err != nil {
 			return nil, err
 		}
-		if units, err = shareGPTUnits(ctx, path, label, len(inLens), env); err != nil {
-			return nil, err
-		}
-	} else if units, err = consecutiveIDs(inLens, env); err != nil {
+		unit = func(i int) []int { u := units[i]; units[i] = nil; return u }
+	} else if unit, err = consecutiveIDs(inLens, env); err != nil {
 		return nil, err
 	}
 
-	rows := make([]Row, len(units))
-	parallel(len(rows), workers, func(i int) {
+	rows := make([]Row, len(inLens))
+	if p.Name == "random" {
+		rows = rows[:len(units)]
+	}
+	err = env.meter.stage("Building prompts", len(rows)).each(len(rows), func(i int) {
 		r := &rows[i]
 		r.PromptLen, r.TextPromptLen, r.OutputLen = inLens[i], inLens[i], outLens[i]
+		u := unit(i)
 		switch {
-		case p.TokenizePrompt && len(units[i]) == inLens[i]:
-			r.IDs = units[i]
+		case p.TokenizePrompt && len(u) == inLens[i]:
+			r.IDs = u
 		case p.TokenizePrompt:
-			r.IDs = repeatIDs(units[i], inLens[i])
+			r.IDs = repeatIDs(u, inLens[i])
 		default:
-			r.Text = repeatDecode(env.Tok, units[i], inLens[i])
+			r.Text = repeatDecode(env.Tok, u, inLens[i])
 		}
-		units[i] = nil
 	})
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	if p.Name == "random" {
@@ -70,12 +109,7 @@ func loadRandom(ctx context.Context, p Params, env Env) ([]Row, error) {
 // shareGPTUnits walks the shuffled ShareGPT prompts, tokenized with
 // special tokens, and returns the ids of the first n that are not empty.
 // The file may run out first.
-func shareGPTUnits(ctx context.Context, path, label string, n int, env Env) ([][]int, error) {
-	c, err := openCorpus(ctx, path, label)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
+func shareGPTUnits(ctx context.Context, c *corpus, n int, env Env) ([][]int, error) {
 	env.Py.Shuffle(len(c.pairs), func(i, j int) { c.pairs[i], c.pairs[j] = c.pairs[j], c.pairs[i] })
 	if n == 0 {
 		return nil, nil
@@ -94,13 +128,15 @@ func shareGPTUnits(ctx context.Context, path, label string, n int, env Env) ([][
 	}
 	out := make([][]int, 0, n)
 	var walkErr error
-	err = ahead(ctx, len(c.pairs), workers, encode, func(_ int, e encoded) bool {
+	st := env.meter.stage("Tokenizing ShareGPT prompts", n)
+	err := ahead(ctx, len(c.pairs), workers, encode, func(_ int, e encoded) bool {
 		if e.err != nil {
 			walkErr = e.err
 			return false
 		}
 		if len(e.ids) > 0 {
 			out = append(out, e.ids)
+			st.add(1)
 		}
 		return len(out) < n
 	})
@@ -180,15 +216,16 @@ func repeatDecode(tok tokenizer.Tokenizer, unit []int, n int) string {
 
 // consecutiveIDs gives prompt i the ids (offset_i + i + j) % vocab_size for
 // j < target_i, the offsets drawn with np.random.randint(0, vocab_size, N).
-// It returns each prompt's ids in full, as units of one copy.
-func consecutiveIDs(targets []int, env Env) ([][]int, error) {
+// It returns a function that makes each prompt's ids in full, as a unit of
+// one copy, when its row is built: holding them all at once would take
+// 8 bytes a token.
+func consecutiveIDs(targets []int, env Env) (func(i int) []int, error) {
 	v := env.Tok.VocabSize()
 	if v <= 0 {
 		return nil, fmt.Errorf("--dataset-name random-ids: tokenizer %s has an empty vocabulary", env.Tok.Name())
 	}
 	offsets := env.NP.RandInts(0, int64(v), len(targets))
-	out := make([][]int, len(targets))
-	parallel(len(targets), workers, func(i int) {
+	return func(i int) []int {
 		ids := make([]int, targets[i])
 		id := int((offsets[i] + int64(i)) % int64(v))
 		for j := range ids {
@@ -197,7 +234,6 @@ func consecutiveIDs(targets []int, env Env) ([][]int, error) {
 				id = 0
 			}
 		}
-		out[i] = ids
-	})
-	return out, nil
+		return ids
+	}, nil
 }

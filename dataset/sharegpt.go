@@ -32,6 +32,9 @@ func loadShareGPT(ctx context.Context, p Params, env Env) ([]Row, error) {
 		return nil, err
 	}
 	defer c.Close()
+	if err := c.usable(p.NumPrompts); err != nil {
+		return nil, err
+	}
 	env.Py.Shuffle(len(c.pairs), func(i, j int) { c.pairs[i], c.pairs[j] = c.pairs[j], c.pairs[i] })
 
 	// Each pair is tokenized on its own, so the work runs ahead of the walk
@@ -47,6 +50,7 @@ func loadShareGPT(ctx context.Context, p Params, env Env) ([]Row, error) {
 
 	rows := make([]Row, 0, min(p.NumPrompts, len(c.pairs)))
 	var walkErr error
+	st := env.meter.stage("Tokenizing conversations", cap(rows))
 	if p.NumPrompts > 0 {
 		err = ahead(ctx, len(c.pairs), workers, measure, func(_ int, m measured) bool {
 			if m.err != nil {
@@ -55,6 +59,7 @@ func loadShareGPT(ctx context.Context, p Params, env Env) ([]Row, error) {
 			}
 			if rules.keep(m) {
 				rows = append(rows, Row{Text: m.prompt, PromptLen: m.promptLen, OutputLen: m.outLen, TextPromptLen: m.promptLen})
+				st.add(1)
 			}
 			return len(rows) < p.NumPrompts
 		})

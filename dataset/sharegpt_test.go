@@ -77,3 +77,37 @@ func TestShareGPTChatTemplateMissing(t *testing.T) {
 		t.Errorf("failing template: err %v", err)
 	}
 }
+
+// A file of another shape gives no conversations, and the error says why,
+// for sharegpt and for random, which reads the same file.
+func TestShareGPTWrongShape(t *testing.T) {
+	for _, c := range []struct {
+		name, data, want string
+	}{
+		{"openai.json", `[{"messages": [{"role": "user", "content": "w1"}], "max_tokens": 5}, {"messages": []}]`,
+			`no row has a "conversations" list (the rows have "messages", "max_tokens": an OpenAI-format file? --dataset-name openai reads those, one JSON object a line)`},
+		{"other.json", `[{"prompt": "w1", "a_key_longer_than_sixteen": 1}]`,
+			`no row has a "conversations" list (the rows have "prompt" and more)`},
+		{"empty-rows.json", `[{}, {}]`, `no row has a "conversations" list (the rows are empty objects)`},
+		{"short.json", `[{"conversations": [{"value": "w1"}]}, {"conversation": []}]`, `no conversation has two turns (a prompt and a reply)`},
+		{"empty.json", `[]`, `the list of conversations is empty`},
+	} {
+		path := writeFile(t, c.name, []byte(c.data))
+		for _, name := range []string{"sharegpt", "random"} {
+			_, err := Load(context.Background(), Params{Name: name, Path: path, NumPrompts: 3, RandomInputLen: 4, RandomOutputLen: 4}, testEnv(1, new(bytes.Buffer)))
+			if want := "--dataset-path " + path + ": " + c.want; err == nil || err.Error() != want {
+				t.Errorf("%s, %s:\n got %v\nwant %s", name, c.name, err, want)
+			}
+		}
+	}
+	// Rows of the right shape among others are used, and --num-prompts 0
+	// wants none.
+	path := writeFile(t, "mixed.json", []byte(`[{"messages": []}, {"conversations": [{"value": "w1 w2"}, {"value": "w3 w4"}]}]`))
+	if rows, err := Load(context.Background(), Params{Name: "sharegpt", Path: path, NumPrompts: 3}, testEnv(1, new(bytes.Buffer))); err != nil || len(rows) != 1 {
+		t.Errorf("mixed: %d rows, %v", len(rows), err)
+	}
+	path = writeFile(t, "none.json", []byte(`[]`))
+	if _, err := Load(context.Background(), Params{Name: "sharegpt", Path: path, NumPrompts: 0}, testEnv(1, new(bytes.Buffer))); err != nil {
+		t.Errorf("--num-prompts 0: %v", err)
+	}
+}

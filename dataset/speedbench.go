@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"benchserve/tokenizer"
 )
@@ -73,8 +74,13 @@ func loadSpeedBench(ctx context.Context, p Params, env Env) ([]Row, error) {
 	type idser interface {
 		ApplyChatTemplateIDs([]tokenizer.Message, tokenizer.ChatOptions) ([]int, error)
 	}
+	n := p.NumPrompts
+	// Rows beyond the unique prompts share their text but not the row.
+	if err := fitMemory(env, float64(n)*rowBytes, "--num-prompts "+strconv.Itoa(n), "--num-prompts"); err != nil {
+		return nil, err
+	}
 	unique := make([]Row, len(prompts))
-	parallel(len(prompts), workers, func(i int) {
+	err = env.meter.stage("Counting prompt tokens", len(prompts)).each(len(prompts), func(i int) {
 		text := prompts[i]
 		r := &unique[i]
 		r.OutputLen = p.SpeedBenchOutputLen
@@ -99,8 +105,9 @@ func loadSpeedBench(ctx context.Context, p Params, env Env) ([]Row, error) {
 		n := env.Tok.Count(text) + env.Tok.NumSpecialTokensToAdd()
 		r.Text, r.PromptLen, r.TextPromptLen = text, n, n
 	})
-
-	n := p.NumPrompts
+	if err != nil {
+		return nil, err
+	}
 	if n <= len(unique) {
 		rows := make([]Row, n)
 		for i, k := range env.Py.Sample(len(unique), n) {

@@ -47,6 +47,7 @@ type mmRows struct {
 	raw    bool
 	out    io.Writer
 	warn   sync.Once
+	asText sync.Once
 }
 
 // tokenIDer is the part of a Hugging Face tokenizer that maps a token's
@@ -76,13 +77,16 @@ func imageMessage(text string, imgs []mmImage) []byte {
 	for _, img := range imgs {
 		b = append(b, `{"type": "image", "image": {"url": `...)
 		head, _, _ := strings.Cut(img.uri, ",")
-		b = pyjson.AppendString(b, head+",...")
+		b = pyjson.AppendString(b, head+urlStub)
 		b = append(b, "}}, "...)
 	}
 	b = append(b, `{"type": "text", "text": `...)
 	b = pyjson.AppendString(b, text)
 	return append(b, "}]}"...)
 }
+
+// urlStub ends each image URL the template sees.
+const urlStub = ",..."
 
 // row builds one request's row. Safe for concurrent use.
 //
@@ -104,6 +108,22 @@ func (b *mmRows) row(text string, imgs []mmImage, outputLen int) Row {
 		b.warn.Do(func() { fmt.Fprintf(b.out, "Error applying chat template: %v, fallback to <image> tag\n", err) })
 		prompt = "<image>" + text
 	}
+	textOnly := text
+	if b.chat != nil {
+		if s, err := b.chat.ApplyChatTemplate([]tokenizer.Message{{Role: "user", Content: text}}, opt); err == nil {
+			textOnly = s
+		}
+	}
+	if err == nil && len(imgs) > 0 && strings.Contains(prompt, ";base64"+urlStub) {
+		// A template without image support prints the content list as
+		// text, stubs and all. Those tokens are not the processor's, and
+		// the vision count stands for the images already, so the prompt is
+		// the text-only one.
+		b.asText.Do(func() {
+			fmt.Fprintf(b.out, "The chat template of %s has no image support (it prints image parts as text); the prompts are templated without them\n", b.tok.Name())
+		})
+		prompt = textOnly
+	}
 	special := b.tok.NumSpecialTokensToAdd()
 	promptLen := 0
 	if b.padID >= 0 {
@@ -120,13 +140,6 @@ func (b *mmRows) row(text string, imgs []mmImage, outputLen int) Row {
 	}
 	for _, img := range imgs {
 		promptLen += b.vision.perImage(img.w, img.h)
-	}
-
-	textOnly := text
-	if b.chat != nil {
-		if s, err := b.chat.ApplyChatTemplate([]tokenizer.Message{{Role: "user", Content: text}}, opt); err == nil {
-			textOnly = s
-		}
 	}
 	textLen := b.tok.Count(textOnly) + special
 

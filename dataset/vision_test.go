@@ -229,3 +229,31 @@ func TestMMRow(t *testing.T) {
 		t.Errorf("fallback said %d times: %q", got, out.String())
 	}
 }
+
+// A template without image support prints the content list, image stubs
+// and all, as text. Those words must not count on top of the vision
+// tokens: the row is the text-only template's, plus the images' tokens.
+func TestMMRowTextOnlyTemplate(t *testing.T) {
+	tok := chatWordTok(t, wordChatTemplate)
+	var out strings.Builder
+	v := estimateVision("test")
+	b := newMMRows(tok, v, false, &out)
+	imgs := []mmImage{{uri: "data:image/png;base64,AAAA", w: 100, h: 100}, {uri: "data:image/jpeg;base64,AQ==", w: 640, h: 360}}
+	r := b.row("w1 w2", imgs, 3)
+	// "<s><|user|> w1 w2 <|assistant|>": BOS (added), <s>, user, w1, w2,
+	// assistant. 100x100 is 112x112 resized, 16 tokens; 360p 299.
+	vision := v.perImage(100, 100) + v.perImage(640, 360)
+	if vision != 16+299 {
+		t.Fatalf("estimate gives %d", vision)
+	}
+	if r.Text != "<s><|user|> w1 w2 <|assistant|>" || strings.Contains(r.Text, "base64") {
+		t.Errorf("text %q", r.Text)
+	}
+	if r.TextPromptLen != 6 || r.PromptLen != 6+vision || r.VisionPromptLen != vision {
+		t.Errorf("lens prompt %d text %d vision %d, want %d %d %d", r.PromptLen, r.TextPromptLen, r.VisionPromptLen, 6+vision, 6, vision)
+	}
+	b.row("w3", imgs[:1], 3)
+	if got := strings.Count(out.String(), "has no image support"); got != 1 {
+		t.Errorf("said %d times: %q", got, out.String())
+	}
+}
