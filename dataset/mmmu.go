@@ -111,7 +111,9 @@ func loadMMMU(ctx context.Context, p Params, env Env) ([]Row, error) {
 		}
 	}
 	fmt.Fprintf(env.Out, "Successfully loaded MMMU Math dataset from %s with %d examples\n", source, total)
-	if total <= p.NumPrompts {
+	// The reference prints this also when there are exactly as many
+	// examples as asked for, which is not "less than".
+	if total < p.NumPrompts {
 		fmt.Fprintf(env.Out, "Dataset has less than %d examples, using all examples\n", p.NumPrompts)
 	}
 	fmt.Fprintf(env.Out, "Selected %d examples for benchmarking\n", len(picked))

@@ -110,13 +110,13 @@ func TestLoadMMMUParquet(t *testing.T) {
 		t.Errorf("printed:\n%s", out.String())
 	}
 
-	// Exactly --num-prompts examples: the reference samples only when there
-	// are more ("if len(mmmu_dataset) > num_requests"), and its else branch
-	// prints the line, "less than" though it is not; five samples.
+	// Exactly --num-prompts examples: the reference's else branch of "if
+	// len(mmmu_dataset) > num_requests" prints the line, "less than" though
+	// it is not; we print it only when there are fewer. Five samples.
 	for _, c := range []struct {
 		n      int
 		prints bool
-	}{{6, true}, {5, false}} {
+	}{{7, true}, {6, false}, {5, false}} {
 		out.Reset()
 		p.NumPrompts = c.n
 		if _, err := Load(context.Background(), p, testEnv(3, &out)); err != nil {
