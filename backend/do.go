@@ -106,8 +106,12 @@ func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch ti
 		return
 	}
 	defer resp.Body.Close()
-	if id := resp.Header.Get("X-Request-Id"); id != "" {
-		rec.ID = id
+	if id := resp.Header.Get("X-Request-Id"); id != "" && id != rec.ID {
+		if rec.ID == "" {
+			rec.ID = id
+		} else {
+			rec.ServerID = id
+		}
 	}
 	if resp.StatusCode != http.StatusOK {
 		fail(rec, statusKind(resp.StatusCode), statusError(resp))

@@ -44,6 +44,10 @@ func (r *recordFile) write(rec *record.Record) {
 	b = pyjson.AppendInt(b, int64(rec.Seq))
 	b = append(b, `, "id": `...)
 	b = pyjson.AppendString(b, rec.ID)
+	if rec.ServerID != "" {
+		b = append(b, `, "server_id": `...)
+		b = pyjson.AppendString(b, rec.ServerID)
+	}
 	b = append(b, `, "intended": `...)
 	b = pyjson.AppendFloat(b, rec.Intended)
 	b = append(b, `, "start": `...)

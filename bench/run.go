@@ -541,11 +541,17 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 	run.Extra.Set("benchmark_start_unix", pyjson.Float(float64(start.UnixNano())/1e9))
 	if cfg.OutputDetails {
 		ids := make([]string, len(recs))
+		serverIDs := make([]string, len(recs))
 		starts := make([]float64, len(recs))
+		own := false
 		for i := range recs {
-			ids[i], starts[i] = recs[i].ID, recs[i].Start
+			ids[i], serverIDs[i], starts[i] = recs[i].ID, recs[i].ServerID, recs[i].Start
+			own = own || recs[i].ServerID != ""
 		}
 		run.Extra.Set("request_ids", pyjson.Strings(ids))
+		if own {
+			run.Extra.Set("server_request_ids", pyjson.Strings(serverIDs))
+		}
 		run.Extra.Set("send_times", floats(starts))
 	}
 	if stopped {

@@ -9,8 +9,10 @@ package record
 type Record struct {
 	// Seq is the dispatch order, from 0.
 	Seq int
-	// ID is the server's X-Request-Id response header, when it sends one.
-	ID string
+	// ID is the request's id: the one it was sent with as X-Request-Id
+	// (and --print-requests printed), else the server's X-Request-Id.
+	// ServerID is the server's X-Request-Id when it differs from ID.
+	ID, ServerID string
 	// Intended is when the schedule meant the request to leave, and Start when
 	// it actually left (after its concurrency slot was taken), both in seconds
 	// since the run's epoch, a monotonic instant taken before the first request.

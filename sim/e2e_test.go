@@ -101,3 +101,26 @@ func TestClientAgainstTruth(t *testing.T) {
 		})
 	}
 }
+
+// A client's X-Request-Id names the request in the reply and in the
+// truth, as vLLM keeps it; one that could not stand in JSON is replaced.
+func TestClientRequestID(t *testing.T) {
+	_, url := newTestServer(t, nil)
+	body := `{"model": "benchserve-sim", "prompt": "hi", "max_tokens": 2}`
+	got := do(t, http.MethodPost, url+"/v1/completions", body, "X-Request-Id", "abc-123")
+	if got.status != http.StatusOK || got.header.Get("X-Request-Id") != "abc-123" {
+		t.Fatalf("status %d, X-Request-Id %q", got.status, got.header.Get("X-Request-Id"))
+	}
+	bad := do(t, http.MethodPost, url+"/v1/completions", body, "X-Request-Id", `a"b`)
+	if id := bad.header.Get("X-Request-Id"); id == `a"b` || id == "" {
+		t.Errorf("a quoted id was kept: %q", id)
+	}
+	doc := decode[truthDoc](t, do(t, http.MethodGet, url+"/sim/truth", "").body)
+	found := false
+	for _, r := range doc.Requests {
+		found = found || r.ID == "abc-123"
+	}
+	if !found {
+		t.Error("the truth has no request abc-123")
+	}
+}

@@ -378,9 +378,10 @@ func TestEndToEndSeedIsDeterministic(t *testing.T) {
 
 func TestEndToEndPrintRequests(t *testing.T) {
 	srv := newFakeServer(t, 0, 0)
+	recFile := filepath.Join(t.TempDir(), "records.jsonl")
 	code, stdout, stderr := run(t, nil, "--backend", "sglang-oai-chat", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
 		"--dataset-name", "random-ids", "--num-prompts", "2", "--random-input-len", "4", "--random-output-len", "2",
-		"--print-requests", "--output-file", filepath.Join(t.TempDir(), "r.jsonl"))
+		"--print-requests", "--record-file", recFile, "--output-file", filepath.Join(t.TempDir(), "r.jsonl"))
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -397,6 +398,33 @@ func TestEndToEndPrintRequests(t *testing.T) {
 		if n != 2 {
 			t.Errorf("rid %s appears %d times", id, n)
 		}
+	}
+	// The same ids in the record file, and on the wire as X-Request-Id.
+	data, err := os.ReadFile(recFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var r struct{ ID string }
+		if json.Unmarshal([]byte(line), &r) != nil || ids[r.ID] != 2 {
+			t.Errorf("record %s: id not among the printed rids %v", line, ids)
+		}
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	for _, h := range srv.headers {
+		if ids[h.Get("X-Request-Id")] != 2 && h.Get("X-Request-Id") != "" {
+			t.Errorf("sent X-Request-Id %q, not a printed rid", h.Get("X-Request-Id"))
+		}
+	}
+	sent := 0
+	for _, h := range srv.headers {
+		if ids[h.Get("X-Request-Id")] == 2 {
+			sent++
+		}
+	}
+	if sent != 2 {
+		t.Errorf("%d requests went out with their rid as X-Request-Id, want 2", sent)
 	}
 }
 
