@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"benchserve/sim"
+)
+
+// The headline, guarded at the millisecond: against the simulator, whose
+// truth records when each request arrived (by the kernel's clock) and when
+// each chunk was written, the client's TTFT and gaps are the server's to
+// within a millisecond or two at the median, request by request and gap by
+// gap. (The per-backend test beside it allows
+// 100 ms for any one request; a regression to tens of milliseconds of
+// systematic error fails here.)
+func TestTimingAccuracy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a timing run of several seconds; not with -short")
+	}
+	cfg, _ := sim.Preset(sim.PresetH100Llama8B)
+	cfg.PrefillOverhead = 15 * time.Millisecond
+	cfg.PrefillTokensPerSec = 1e15
+	cfg.DecodeBase = 8 * time.Millisecond
+	cfg.DecodePerRequest = 0
+	cfg.EOSProbability = 0
+	_, base := newSim(t, cfg)
+	for _, be := range []string{"vllm-chat", "sglang"} {
+		t.Run(be, func(t *testing.T) {
+			getJSON[map[string]any](t, base+"/sim/truth")
+			if code, err := httpPost(base + "/sim/truth/reset"); err != nil || code != 200 {
+				t.Fatalf("truth reset: %v %d", err, code)
+			}
+			dir := t.TempDir()
+			recFile, out := filepath.Join(dir, "records.jsonl"), filepath.Join(dir, "r.jsonl")
+			code, stdout, stderr := run(t, nil, "--backend", be, "--base-url", base, "--dataset-name", "random-ids",
+				"--random-input-len", "32", "--random-output-len", "24", "--random-range-ratio", "1",
+				"--num-prompts", "48", "--max-concurrency", "12", "--warmup-requests", "0",
+				"--record-file", recFile, "--output-file", out)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			truth := getJSON[simTruth](t, base+"/sim/truth")
+			byID := map[string]int{}
+			for i, r := range truth.Requests {
+				byID[r.ID] = i
+			}
+			data, err := os.ReadFile(recFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ttftErr, gapErr []float64
+			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				var r struct {
+					ID      string    `json:"id"`
+					Success bool      `json:"success"`
+					TTFT    float64   `json:"ttft"`
+					ITL     []float64 `json:"itl"`
+				}
+				if err := json.Unmarshal([]byte(line), &r); err != nil || !r.Success {
+					t.Fatalf("record %s: %v", line, err)
+				}
+				k, ok := byID[r.ID]
+				if !ok {
+					t.Fatalf("record %s is not in the truth", r.ID)
+				}
+				tr := truth.Requests[k]
+				ttftErr = append(ttftErr, r.TTFT-*tr.TTFT)
+				// sglang's /generate spreads a chunk's gap over its tokens:
+				// compare per chunk only where a chunk is a gap.
+				if be == "vllm-chat" && len(r.ITL) == len(tr.Chunks)-1 {
+					for c := 1; c < len(tr.Chunks); c++ {
+						gapErr = append(gapErr, r.ITL[c-1]-(tr.Chunks[c][0]-tr.Chunks[c-1][0]))
+					}
+				}
+			}
+			if len(ttftErr) != 48 {
+				t.Fatalf("%d records, want 48", len(ttftErr))
+			}
+			med, p90 := absQuantile(ttftErr, 0.5), absQuantile(ttftErr, 0.9)
+			t.Logf("%s: TTFT error median %.3f ms, p90 %.3f ms; gap error median %.3f ms", be, med*1e3, p90*1e3, absQuantile(gapErr, 0.5)*1e3)
+			if med > 0.002 {
+				t.Errorf("median |TTFT error| %.3f ms, want at most 2 ms", med*1e3)
+			}
+			if p90 > 0.010 {
+				t.Errorf("p90 |TTFT error| %.3f ms, want at most 10 ms", p90*1e3)
+			}
+			if be == "vllm-chat" {
+				if len(gapErr) < 48*20 {
+					t.Fatalf("%d gaps paired", len(gapErr))
+				}
+				if m := absQuantile(gapErr, 0.5); m > 0.001 {
+					t.Errorf("median |gap error| %.3f ms, want at most 1 ms", m*1e3)
+				}
+			}
+		})
+	}
+}
+
+// absQuantile is the q-quantile of |v| (nearest rank), 0 for none.
+func absQuantile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	a := make([]float64, len(v))
+	for i, x := range v {
+		a[i] = math.Abs(x)
+	}
+	slices.Sort(a)
+	return a[min(len(a)-1, int(math.Ceil(q*float64(len(a))))-1)]
+}
