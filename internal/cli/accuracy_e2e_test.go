@@ -115,3 +115,30 @@ func absQuantile(v []float64, q float64) float64 {
 	slices.Sort(a)
 	return a[min(len(a)-1, int(math.Ceil(q*float64(len(a))))-1)]
 }
+
+// The image dataset's input totals are the server's prompt_tokens where it
+// reports them, not our estimate of the vision tokens.
+func TestImageTotalsFromServer(t *testing.T) {
+	cfg, _ := sim.Preset(sim.PresetInstant)
+	_, base := newSim(t, cfg)
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	code, stdout, stderr := run(t, nil, "--backend", "sglang", "--base-url", base, "--tokenizer", "o200k_base",
+		"--dataset-name", "image", "--image-resolution", "64x64", "--num-prompts", "3", "--random-input-len", "16",
+		"--random-output-len", "4", "--output-details", "--output-file", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	m := readLine(t, out)
+	sum := 0.0
+	for _, v := range m["input_lens"].([]any) {
+		n, _ := v.(json.Number).Float64()
+		sum += n
+	}
+	estimate := field(t, stdout, "#Input tokens:")
+	if got := num(t, m, "total_input_tokens"); got != sum || field(t, stdout, "Total input tokens:") == estimate {
+		t.Errorf("total_input_tokens %v, the server counted %v; our estimate was %s", got, sum, estimate)
+	}
+	if v, text := num(t, m, "total_input_vision_tokens"), num(t, m, "total_input_text_tokens"); v+text != sum {
+		t.Errorf("vision %v + text %v != %v", v, text, sum)
+	}
+}
