@@ -177,7 +177,7 @@ type stripAccents struct{}
 
 func (stripAccents) normalize(s string, first bool) (string, bool) {
 	out, dropped := mapRunes(s, func(r rune, b *strings.Builder) bool {
-		if unicode.IsMark(r) {
+		if unicode.Is(combiningMark, r) {
 			return false
 		}
 		b.WriteRune(r)
@@ -294,7 +294,7 @@ func (n bertNorm) normalize(s string, first bool) (string, bool) {
 	if n.stripAccents {
 		var dropped bool
 		s, dropped = mapRunes(norm.NFD.String(s), func(r rune, b *strings.Builder) bool {
-			if unicode.Is(unicode.Mn, r) {
+			if unicode.Is(bertNonspacing, r) {
 				return false
 			}
 			b.WriteRune(r)
