@@ -177,7 +177,7 @@ type stripAccents struct{}
 
 func (stripAccents) normalize(s string, first bool) (string, bool) {
 	out, dropped := mapRunes(s, func(r rune, b *strings.Builder) bool {
-		if unicode.IsMark(r) {
+		if unicode.Is(combiningMark, r) {
 			return false
 		}
 		b.WriteRune(r)
@@ -294,7 +294,7 @@ func (n bertNorm) normalize(s string, first bool) (string, bool) {
 	if n.stripAccents {
 		var dropped bool
 		s, dropped = mapRunes(norm.NFD.String(s), func(r rune, b *strings.Builder) bool {
-			if unicode.Is(unicode.Mn, r) {
+			if unicode.Is(bertNonspacing, r) {
 				return false
 			}
 			b.WriteRune(r)
@@ -308,17 +308,21 @@ func (n bertNorm) normalize(s string, first bool) (string, bool) {
 	return s, first
 }
 
-// isBertControl is the library's is_control: the "Other" categories (Cc,
-// Cf, Co, Cs and unassigned code points) except \t, \n, \r.
+// isBertControl is the library's is_control: \t, \n and \r aside, the
+// unicode_categories crate's is_other, which (its documentation
+// notwithstanding) is Cc, Cf and Co only. Unassigned code points (Cn),
+// noncharacters such as U+FFFF and U+10FFFF included, are kept, so the model
+// sees them (WordPiece maps such a word to its unknown token). The crate's
+// tables are Unicode 8.0's, so Cf is bertFormat, not the newer unicode.Cf.
 func isBertControl(r rune) bool {
-	if r == '\t' || r == '\n' || r == '\r' {
-		return false
-	}
 	if r < utf8.RuneSelf {
-		return r < 0x20 || r == 0x7F
+		return (r < 0x20 || r == 0x7F) && r != '\t' && r != '\n' && r != '\r'
 	}
-	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs) ||
-		!unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z)
+	if r <= 0x9F {
+		return true // the C1 controls
+	}
+	return r >= 0xE000 && r <= 0xF8FF || r >= 0xF0000 && r <= 0xFFFFD || r >= 0x100000 && r <= 0x10FFFD ||
+		unicode.Is(bertFormat, r)
 }
 
 func isChineseChar(r rune) bool {

@@ -276,12 +276,12 @@ func (whitespacePre) split(p piece, emit func(piece)) {
 	}
 }
 
-// isPunct is the library's is_punc: ASCII punctuation or Unicode P*.
+// isPunct is the library's is_punc: ASCII punctuation or Unicode 8.0's P*.
 func isPunct(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r >= '!' && r <= '/' || r >= ':' && r <= '@' || r >= '[' && r <= '`' || r >= '{' && r <= '~'
 	}
-	return unicode.IsPunct(r)
+	return unicode.Is(bertPunct, r)
 }
 
 // predMatcher matches each character for which it returns true.
