@@ -148,9 +148,9 @@ type Input struct {
 	// the headers already have one, or the backend sends no headers) and
 	// kept in the record unless the server answers with an id of its own.
 	ID string
-	// Gate, when set and ended before the request is written, keeps it
+	// Gate, when set and closed before the request is written, keeps it
 	// from being sent (an interrupt that came while it waited to go out).
-	Gate context.Context
+	Gate *Gate
 }
 
 // RoutingKeyHeader carries Input.RoutingKey.

@@ -69,7 +69,7 @@ func putConn(c *conn) {
 // source, SendDelay, the chunk counts, ID, Error and the cache and
 // speculative-decoding fields. The caller has set the input lengths and
 // PromptLen. All failures end up in rec.Error, as one line, classified in
-// rec.ErrorKind. When in.Gate had ended before the request could be
+// rec.ErrorKind. When in.Gate was closed before the request could be
 // written, nothing is sent and rec.Sent is cleared.
 func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch time.Time) {
 	body := c.Body(in)

@@ -67,9 +67,9 @@ func (pc *pconn) Read(p []byte) (int, error) {
 // sendNote passes facts about one request between Do and the transport,
 // through the request's context.
 type sendNote struct {
-	// gate, when it has ended, keeps the request from being written: the
-	// run was interrupted while it waited to go out.
-	gate context.Context
+	// gate, once closed, keeps the request from being written: the run
+	// was interrupted while it waited to go out.
+	gate *Gate
 	// notSent: the gate stopped it. wrote: when its last byte was written.
 	notSent bool
 	wrote   time.Time
@@ -130,11 +130,6 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // false when no byte of the request went out.
 func (t *transport) exchange(pc *pconn, req *http.Request, note *sendNote) (resp *http.Response, written bool, err error) {
 	ctx := req.Context()
-	if note != nil && note.gate != nil && note.gate.Err() != nil {
-		note.notSent = true
-		t.put(pc)
-		return nil, false, errNotSent
-	}
 	// The request's context ends it by closing the connection.
 	stop := context.AfterFunc(ctx, func() { pc.conn.Close() })
 	fail := func(err error) (*http.Response, bool, error) {
@@ -150,12 +145,25 @@ func (t *transport) exchange(pc *pconn, req *http.Request, note *sendNote) (resp
 	buf.Reset()
 	err = req.Write(buf)
 	if err == nil {
-		var n int
-		n, err = pc.conn.Write(buf.Bytes())
-		written = n > 0
-	}
-	if note != nil {
-		note.wrote = time.Now()
+		var gate *Gate
+		if note != nil {
+			gate = note.gate
+		}
+		passed := gate.pass(func() {
+			var n int
+			n, err = pc.conn.Write(buf.Bytes())
+			written = n > 0
+			if note != nil {
+				note.wrote = time.Now() // before the gate can close
+			}
+		})
+		if !passed {
+			note.notSent = true
+			reqBufs.Put(buf)
+			stop()
+			t.put(pc)
+			return nil, false, errNotSent
+		}
 	}
 	if buf.Cap() <= 1<<20 {
 		reqBufs.Put(buf)

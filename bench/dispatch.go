@@ -133,7 +133,7 @@ func (r *runner) dispatch(ctx, inflight context.Context, recs []record.Record, s
 			if row.Turns != nil {
 				r.converse(ctx, inflight, row, lora, row.OutputLen, mine, start, ended)
 			} else {
-				r.send(ctx, inflight, r.input(row, row.OutputLen, lora), &mine[0], start, ended)
+				r.send(inflight, r.input(row, row.OutputLen, lora), &mine[0], start, ended)
 			}
 			bar.add()
 		}()
@@ -143,11 +143,12 @@ func (r *runner) dispatch(ctx, inflight context.Context, recs []record.Record, s
 }
 
 // send runs one request into rec under ctx; ended is called when it
-// finished (unless the interrupt cut it). The request is not sent when
-// gate has ended by the time it would be written (rec.Sent is then false).
-func (r *runner) send(gate, ctx context.Context, in *backend.Input, rec *record.Record, epoch time.Time, ended func()) {
+// finished (unless the interrupt cut it). The request is not sent when the
+// run's gate is closed by the time it would be written (rec.Sent is then
+// false).
+func (r *runner) send(ctx context.Context, in *backend.Input, rec *record.Record, epoch time.Time, ended func()) {
 	rec.Sent = true
-	in.Gate, in.ID = gate, requestID()
+	in.Gate, in.ID = r.gate, requestID()
 	started := unixTime()
 	r.printStart(in)
 	r.client.Do(ctx, in, rec, epoch)
@@ -202,7 +203,7 @@ func (r *runner) converse(stop, ctx context.Context, row *dataset.Row, lora stri
 			rec.Intended = time.Since(epoch).Seconds()
 		}
 		rec.PromptLen = 0
-		r.send(stop, ctx, in, rec, epoch, ended)
+		r.send(ctx, in, rec, epoch, ended)
 		if !rec.Sent {
 			return
 		}

@@ -43,7 +43,7 @@ func testRunner(t *testing.T, url string, n, limit int) *runner {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.CloseIdleConnections)
-	r := &runner{cfg: &Config{}, client: client, model: "m",
+	r := &runner{cfg: &Config{}, client: client, model: "m", gate: &backend.Gate{},
 		rows: make([]dataset.Row, n), slots: make([]schedule.Slot, n)}
 	for i := range r.rows {
 		r.rows[i] = dataset.Row{Text: "x", PromptLen: 1, OutputLen: 1}
@@ -76,6 +76,8 @@ func TestInterruptStopsSending(t *testing.T) {
 			cuts := make(chan time.Time, 1)
 			go func() {
 				time.Sleep(60 * time.Millisecond)
+				// As the interrupt does: the gate, then the dispatcher.
+				r.gate.Close()
 				cuts <- time.Now()
 				cancel()
 			}()
@@ -83,8 +85,8 @@ func TestInterruptStopsSending(t *testing.T) {
 			r.dispatch(ctx, context.Background(), recs, start, nil, &selfCheck{})
 			cut := <-cuts
 			// When each request's last byte was written, by the client's
-			// clock: none after the cut (the server's own arrival times
-			// lag behind a burst of thousands of connections).
+			// clock: none after the gate closed (the server's own arrival
+			// times lag behind a burst of thousands of connections).
 			sent, late := 0, 0
 			for i := range recs {
 				if !recs[i].Sent {
@@ -150,7 +152,7 @@ func TestGraceFailureKeepsKind(t *testing.T) {
 	}
 	r := &runner{cfg: &Config{}, client: client, model: "m"}
 	rec := &record.Record{}
-	r.send(context.Background(), inflight, &backend.Input{Text: "x", OutputLen: 1}, rec, time.Now(), nil)
+	r.send(inflight, &backend.Input{Text: "x", OutputLen: 1}, rec, time.Now(), nil)
 	if rec.Success || rec.ErrorKind != record.KindHTTP5xx {
 		t.Errorf("kind %q (%s), want %s", rec.ErrorKind, rec.Error, record.KindHTTP5xx)
 	}

@@ -262,7 +262,7 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 		return nil, err
 	}
 
-	r := &runner{cfg: cfg, env: env, ctl: ctl, tok: tok, rows: rows, slots: slots, extra: extra, model: modelID}
+	r := &runner{cfg: cfg, env: env, ctl: ctl, tok: tok, rows: rows, slots: slots, extra: extra, model: modelID, gate: &backend.Gate{}}
 	if err := r.setup(base, auth, hopt); err != nil {
 		return nil, err
 	}
@@ -359,6 +359,8 @@ type runner struct {
 	model  string
 	client *backend.Client
 	sem    chan struct{}
+	// gate closes at the interrupt: no request is written after it.
+	gate *backend.Gate
 	// runawayOnce: the warning of a reply past its length comes once.
 	runawayOnce sync.Once
 	// recFile is --record-file, set once the warmup is over.
@@ -471,6 +473,7 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 	go func() {
 		select {
 		case <-r.env.Interrupt:
+			go r.gate.Close()
 			fmt.Fprintf(r.env.Stderr, "\nInterrupted: no more requests will be sent; those in flight have %v to finish. Interrupt again to exit now.\n", r.env.Grace)
 			select {
 			case <-time.After(r.env.Grace):
