@@ -110,3 +110,16 @@ func TestFinish(t *testing.T) {
 		t.Error("open loop: anchored TTFT is null")
 	}
 }
+
+// A reply past its length warns once a run, naming the likely cause.
+func TestRunawayWarnsOnce(t *testing.T) {
+	var errb strings.Builder
+	r := &runner{cfg: &Config{}, env: Env{Stderr: &errb}}
+	r.cfg.Backend = "vllm-chat"
+	r.runaway(100, 264)
+	r.runaway(100, 300)
+	if n := strings.Count(errb.String(), "warning:"); n != 1 || !strings.Contains(errb.String(), "ignore max_completion_tokens") ||
+		!strings.Contains(errb.String(), "--request-timeout") {
+		t.Errorf("%d warnings:\n%s", n, errb.String())
+	}
+}
