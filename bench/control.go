@@ -193,7 +193,7 @@ func shortErr(err error) string {
 	var op *net.OpError
 	if e, ok := err.(*net.OpError); ok {
 		op = e
-		if op.Op == "dial" {
+		if op.Op == "dial" && op.Addr != nil { // a DNS failure has no address
 			return "cannot connect to " + op.Addr.String() + ": " + op.Err.Error()
 		}
 	}

@@ -124,6 +124,9 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 	if err := checkSupported(cfg); err != nil {
 		return nil, err
 	}
+	if err := validate(cfg); err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(out, "benchmark_args=%s\n", env.Args)
 	raiseFileLimit(out)
 

@@ -31,11 +31,12 @@ type IO struct {
 
 // Main runs benchserve with args (without the program name) and returns
 // the process exit code.
-func Main(ctx context.Context, args []string, pio IO) int {
+func Main(ctx context.Context, args []string, pio IO) (code int) {
 	if pio.Getenv == nil {
 		pio.Getenv = os.Getenv
 	}
 	pio.Stdout, pio.Stderr = syncio.Locked(pio.Stdout), syncio.Locked(pio.Stderr)
+	defer lastResort(pio, &code)
 	// BENCHSERVE_CPUPROFILE names a file for a CPU profile of the whole
 	// command, for finding where the client's own time goes.
 	if path := pio.Getenv("BENCHSERVE_CPUPROFILE"); path != "" {

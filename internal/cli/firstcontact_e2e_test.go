@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// oneLine fails unless stderr is a single line holding want, with no Go
+// panic or stack trace in either stream.
+func oneLine(t *testing.T, stdout, stderr, want string) {
+	t.Helper()
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q does not contain %q", stderr, want)
+	}
+	if n := strings.Count(strings.TrimSpace(stderr), "\n"); n > 0 {
+		t.Errorf("error is %d lines, want one:\n%s", n+1, stderr)
+	}
+	for _, s := range []string{stdout, stderr} {
+		if strings.Contains(s, "panic") || strings.Contains(s, "goroutine ") {
+			t.Errorf("output has a panic:\n%s", s)
+		}
+	}
+}
+
+// Addresses a new user mistypes: one line each, never a panic. Names that
+// do not resolve are retried like any unreachable server; ports out of
+// range are usage errors before any connection.
+func TestFirstContactAddresses(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--base-url", "http://no-such-host.invalid:8000"}, 1, "server at http://no-such-host.invalid:8000/v1/models is not ready after 1s"},
+		{[]string{"--host", "localhos.invalid"}, 1, "server at http://localhos.invalid:30000/v1/models is not ready after 1s"},
+		{[]string{"--port", "99999"}, 2, "benchserve: error: --port 99999: must be between 1 and 65535"},
+		{[]string{"--port", "0"}, 2, "--port 0: must be between 1 and 65535"},
+		{[]string{"--base-url", "http://127.0.0.1:65536"}, 2, "benchserve: error: --base-url http://127.0.0.1:65536: port 65536 is out of range (1-65535)"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			args := append(c.args, "--ready-check-timeout-sec", "1", "--tokenizer", "o200k_base",
+				"--output-file", filepath.Join(t.TempDir(), "r.jsonl"))
+			code, stdout, stderr := run(t, nil, args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, stdout, stderr)
+			}
+			oneLine(t, stdout, stderr, c.want)
+			if c.code == 2 && stdout != "" {
+				t.Errorf("a usage error printed to stdout:\n%s", stdout)
+			}
+		})
+	}
+}
+
+// A panic on the command's goroutine is one line and exit 1, unless
+// BENCHSERVE_TRACEBACK asks for Go's own report.
+func TestFirstContactInternalError(t *testing.T) {
+	args := []string{"--base-url", "http://127.0.0.1:1", "--tokenizer", "o200k_base", "--dataset-name", "random-ids",
+		"--ready-check-timeout-sec", "0", "--output-file", filepath.Join(t.TempDir(), "r.jsonl")}
+	env := map[string]string{}
+	getenv := func(k string) string {
+		if k == "OPENAI_API_KEY" {
+			panic("boom")
+		}
+		return env[k]
+	}
+	var out, errb strings.Builder
+	code := Main(t.Context(), args, IO{Stdout: &out, Stderr: &errb, Getenv: getenv})
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if got, want := errb.String(), "benchserve: internal error: boom; set BENCHSERVE_TRACEBACK=1 for the stack\n"; got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+
+	env[tracebackEnv] = "1"
+	defer func() {
+		if r := recover(); r != "boom" {
+			t.Errorf("with %s set, recovered %v, want the panic itself", tracebackEnv, r)
+		}
+	}()
+	Main(t.Context(), args, IO{Stdout: &out, Stderr: &errb, Getenv: getenv})
+	t.Error("Main returned; the panic should have gone through")
+}
