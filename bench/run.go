@@ -174,10 +174,6 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 	}
 	ctl := &control{base: base, auth: auth, http: backend.NewHTTPClient(hopt)}
 
-	if cfg.Backend == "trt" && cfg.Model == nil {
-		fmt.Fprintln(out, "Please provide a model using `--model` when using `trt` backend.")
-		return nil, &ExitError{Code: ExitFailure}
-	}
 	if cfg.ReadyCheckTimeoutSec > 0 {
 		health := base + "/v1/models"
 		if cfg.Backend == "trt" {
@@ -193,10 +189,6 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 	if cfg.Model != nil {
 		model = *cfg.Model
 	} else {
-		if cfg.Backend == "truss" {
-			fmt.Fprintln(out, "Please provide a model with `--model` when using truss backend. e.g. --model meta-llama/Llama-3.1-8B-Instruct")
-			return nil, &ExitError{Code: ExitFailure}
-		}
 		m, err := ctl.firstModel(ctx)
 		if err != nil {
 			fmt.Fprintf(out, "Failed to fetch model from %s/v1/models. Error: %v\n", redact(base), err)
@@ -209,13 +201,6 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 		}
 		model = m
 		cfg.Model = &m
-	}
-	if backend.IsEmbedding(cfg.Backend) {
-		switch cfg.DatasetName {
-		case "image", "mmmu", "mooncake":
-			fmt.Fprintf(out, "%s dataset is unsupported for embeddings benchmark\n", cfg.DatasetName)
-			return nil, &ExitError{Code: ExitFailure}
-		}
 	}
 	fmt.Fprintf(out, "%s\n\n", env.Args)
 

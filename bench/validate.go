@@ -4,14 +4,47 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"benchserve/backend"
+	"benchserve/dataset"
 )
 
 // validate checks what can be checked before the first network call, so
 // that a bad value is a usage error at once rather than a failure after
 // the readiness wait.
 func validate(cfg *Config) error {
-	return checkTarget(cfg)
+	if err := checkTarget(cfg); err != nil {
+		return err
+	}
+	// The reference prints these two and exits 1, trt's before the
+	// readiness wait and truss's after it.
+	if cfg.Model == nil {
+		switch cfg.Backend {
+		case "trt":
+			return usage("Please provide a model using `--model` when using `trt` backend.")
+		case "truss":
+			return usage("Please provide a model with `--model` when using truss backend. e.g. --model meta-llama/Llama-3.1-8B-Instruct")
+		}
+	}
+	if backend.IsEmbedding(cfg.Backend) {
+		switch cfg.DatasetName {
+		case "image", "mmmu", "mooncake":
+			return usage("%s dataset is unsupported for embeddings benchmark", cfg.DatasetName)
+		}
+	}
+	if cfg.NumPrompts == 0 && !noCount[cfg.DatasetName] {
+		return usage("--num-prompts 0: --dataset-name %s would send no requests; give at least 1", cfg.DatasetName)
+	}
+	if err := dataset.Preflight(datasetParams(cfg, "")); err != nil {
+		return usage("%v", err)
+	}
+	return nil
 }
+
+// noCount are the datasets where --num-prompts 0 still sends requests:
+// every conversation (agentic-trace), every line (openai), or the groups'
+// prompts (generated-shared-prefix ignores it).
+var noCount = map[string]bool{"agentic-trace": true, "openai": true, "generated-shared-prefix": true}
 
 // checkTarget refuses a server address that no connection could reach:
 // a port out of range, or a --base-url that is not an http(s) URL.

@@ -84,3 +84,44 @@ func TestFirstContactInternalError(t *testing.T) {
 	Main(t.Context(), args, IO{Stdout: &out, Stderr: &errb, Getenv: getenv})
 	t.Error("Main returned; the panic should have gone through")
 }
+
+// Bad values and combinations are usage errors before any call to the
+// server, with the reference's message where it prints one.
+func TestFirstContactBadValues(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dataset-name", "image", "--image-format", "gif"}, "--image-format gif: choose jpeg or png"},
+		{[]string{"--dataset-name", "image", "--image-resolution", "8k"}, "--image-resolution 8k: unsupported resolution"},
+		{[]string{"--dataset-name", "image", "--backend", "vllm"}, "--backend vllm: the image dataset sends images only to sglang, sglang-native, sglang-oai-chat, vllm-chat"},
+		{[]string{"--dataset-name", "mmmu", "--backend", "lmdeploy-chat"}, "--backend lmdeploy-chat: the mmmu dataset sends images only to"},
+		{[]string{"--dataset-name", "random-ids", "--random-range-ratio", "2"}, "--random-range-ratio 2: the shortest length 2048 exceeds --random-input-len 1024"},
+		{[]string{"--dataset-name", "random-ids", "--random-input-len", "10", "--random-output-len", "10", "--random-range-ratio", "1.1"}, "--random-range-ratio 1.1: the shortest length 11 exceeds --random-input-len 10"},
+		{[]string{"--dataset-name", "random-ids", "--num-prompts", "0"}, "--num-prompts 0: --dataset-name random-ids would send no requests; give at least 1"},
+		{[]string{"--dataset-name", "sharegpt", "--sharegpt-output-len", "3"}, "--sharegpt-output-len 3: too small, must be at least 4"},
+		{[]string{"--dataset-name", "generated-shared-prefix", "--gsp-num-turns", "2"}, "--gsp-num-turns 2: multi-turn conversations need a chat backend"},
+		{[]string{"--dataset-name", "mooncake", "--mooncake-num-rounds", "0"}, "--mooncake-num-rounds 0: must be at least 1"},
+		{[]string{"--dataset-name", "speed-bench"}, "--dataset-path must point to the SPEED-Bench JSONL file"},
+		{[]string{"--backend", "trt", "--dataset-name", "random-ids"}, "benchserve: error: Please provide a model using `--model` when using `trt` backend."},
+		{[]string{"--backend", "truss", "--dataset-name", "random-ids"}, "benchserve: error: Please provide a model with `--model` when using truss backend. e.g. --model meta-llama/Llama-3.1-8B-Instruct"},
+		{[]string{"--backend", "vllm-embedding", "--dataset-name", "mooncake"}, "benchserve: error: mooncake dataset is unsupported for embeddings benchmark"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			srv := newFakeServer(t, 0, 0)
+			args := append([]string{"--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
+				"--output-file", filepath.Join(t.TempDir(), "r.jsonl")}, c.args...)
+			code, stdout, stderr := run(t, nil, args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			oneLine(t, stdout, stderr, c.want)
+			srv.mu.Lock()
+			defer srv.mu.Unlock()
+			if len(srv.calls) > 0 {
+				t.Errorf("the server was called before the usage error: %v", srv.calls)
+			}
+		})
+	}
+}
