@@ -71,7 +71,19 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 		return code
 	}
 	if cfg.Sim {
-		stop, err := startSim(cfg, given, pio)
+		if err := simDefaults(cfg, given); err != nil {
+			return exitCode(err, pio.Stderr)
+		}
+	}
+	notes, err := checkGiven(cfg, given, pio.Getenv)
+	if err != nil {
+		return exitCode(err, pio.Stderr)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(pio.Stderr, "%s: note: %s\n", prog, n)
+	}
+	if cfg.Sim {
+		stop, err := startSim(cfg, pio)
 		if err != nil {
 			return exitCode(err, pio.Stderr)
 		}

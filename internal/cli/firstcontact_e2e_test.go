@@ -125,3 +125,41 @@ func TestFirstContactBadValues(t *testing.T) {
 		})
 	}
 }
+
+// A flag the run would not use is refused before the server (or the
+// simulator) is contacted; one the reference's usage combines is noted and
+// the run goes on.
+func TestFirstContactUnusedFlags(t *testing.T) {
+	srv := newFakeServer(t, 0, 0)
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	code, stdout, stderr := run(t, nil, "--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--dataset-name", "mooncake",
+		"--random-output-len", "64", "--output-file", out)
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	oneLine(t, stdout, stderr, "benchserve: error: --random-output-len: not used by --dataset-name mooncake (output lengths come from the trace)")
+	srv.mu.Lock()
+	if len(srv.calls) > 0 {
+		t.Errorf("the server was called: %v", srv.calls)
+	}
+	srv.mu.Unlock()
+
+	// --sim's demo dataset is random-ids, which has no completions.
+	code, stdout, stderr = run(t, nil, "--sim", "--sharegpt-output-len", "64", "--output-file", out)
+	if code != 2 || strings.Contains(stdout, "simulator") {
+		t.Errorf("exit %d, want 2 before the simulator starts\nstdout:\n%s", code, stdout)
+	}
+	oneLine(t, stdout, stderr, "--sharegpt-output-len: not used by --dataset-name random-ids (output lengths come from --random-output-len)")
+
+	code, stdout, stderr = run(t, nil, "--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--dataset-name", "random-ids",
+		"--num-prompts", "2", "--random-input-len", "4", "--random-output-len", "2", "--max-concurrency", "0", "--output-file", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if want := "benchserve: note: --max-concurrency: 0 sets no limit on requests in flight, as in the reference\n"; stderr != want {
+		t.Errorf("stderr = %q, want %q", stderr, want)
+	}
+	if got := field(t, stdout, "Max request concurrency:"); got != "not set" {
+		t.Errorf("Max request concurrency: %q", got)
+	}
+}
