@@ -179,9 +179,8 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 		if cfg.Backend == "trt" {
 			health = base
 		}
-		if ok, why := ctl.waitReady(ctx, out, health, cfg.ReadyCheckTimeoutSec); !ok {
-			fmt.Fprintf(out, "Server at %s is not ready. Exiting.\n", redact(health))
-			return nil, failure("server at %s is not ready after %ds (last attempt: %s); check --host/--port/--base-url, or raise --ready-check-timeout-sec", redact(health), cfg.ReadyCheckTimeoutSec, why)
+		if err := ctl.waitReady(ctx, out, health, cfg.ReadyCheckTimeoutSec); err != nil {
+			return nil, err
 		}
 	}
 

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // oneLine fails unless stderr is a single line holding want, with no Go
@@ -161,5 +164,36 @@ func TestFirstContactUnusedFlags(t *testing.T) {
 	}
 	if got := field(t, stdout, "Max request concurrency:"); got != "not set" {
 		t.Errorf("Max request concurrency: %q", got)
+	}
+}
+
+// Readiness errors that waiting cannot fix end at once: a URL without a
+// scheme or with a wrong one is a usage error, a 401 is a failure that
+// says how to send a key.
+func TestFirstContactHopelessReadiness(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	for _, c := range []struct{ url, want string }{
+		{"htp://x", "benchserve: error: --base-url htp://x: unsupported scheme htp:// (use http:// or https://)"},
+		{"localhost:3000", "benchserve: error: --base-url localhost:3000: no scheme; did you mean --base-url http://localhost:3000?"},
+	} {
+		code, stdout, stderr := run(t, nil, "--base-url", c.url, "--tokenizer", "o200k_base", "--output-file", out)
+		if code != 2 {
+			t.Errorf("%s: exit %d, want 2", c.url, code)
+		}
+		oneLine(t, stdout, stderr, c.want)
+	}
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "missing key", http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	start := time.Now()
+	code, stdout, stderr := run(t, nil, "--base-url", srv.URL, "--tokenizer", "o200k_base", "--output-file", out)
+	if code != 1 || time.Since(start) > 5*time.Second {
+		t.Errorf("exit %d after %v, want 1 at once", code, time.Since(start))
+	}
+	oneLine(t, stdout, stderr, "benchserve: error: the server at "+srv.URL+"/v1/models answered 401 Unauthorized to the readiness check: no key was sent: set OPENAI_API_KEY")
+	if !strings.Contains(stdout, "Server at "+srv.URL+"/v1/models is not ready. Exiting.\n") {
+		t.Errorf("stdout lacks the reference's last line:\n%s", stdout)
 	}
 }
