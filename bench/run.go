@@ -184,7 +184,7 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 		}
 	}
 
-	model := ""
+	model, detected := "", cfg.Model == nil
 	if cfg.Model != nil {
 		model = *cfg.Model
 	} else {
@@ -207,23 +207,12 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 	if cfg.ServedModelName != nil {
 		modelID = *cfg.ServedModelName
 	}
-	tokID := ""
-	if cfg.Tokenizer != nil {
-		tokID = *cfg.Tokenizer
-	} else if p := ctl.tokenizerPath(ctx); p != "" {
-		tokID = p
-	} else {
-		tokID = model
-	}
+	tokID, tokFrom := tokenizerID(ctx, cfg, ctl, model, detected)
 	hc := hub.FromEnv(env.Getenv)
 	hc.Progress = env.Stderr
 	tok, err := tokenizer.Resolve(ctx, tokID, tokenizer.ResolveOptions{Hub: hc, Getenv: env.Getenv})
 	if err != nil {
-		flag := "--tokenizer"
-		if cfg.Tokenizer == nil {
-			flag = "--model"
-		}
-		return nil, failure("%s: %v", flag, err)
+		return nil, tokenizerError(tokFrom, err)
 	}
 	rows, err := dataset.Load(ctx, datasetParams(cfg, model), dataset.Env{
 		Tok: tok, Py: py, NP: np, Out: out, CacheDir: userCache(env.Getenv),

@@ -197,3 +197,38 @@ func TestFirstContactHopelessReadiness(t *testing.T) {
 		t.Errorf("stdout lacks the reference's last line:\n%s", stdout)
 	}
 }
+
+// A tokenizer the user did not name fails with where its name came from.
+func TestFirstContactTokenizerSource(t *testing.T) {
+	for _, c := range []struct {
+		modelInfo string // the body of /model_info; "" answers 404
+		args      []string
+		want      string
+	}{
+		{"", nil, "benchserve: error: tokenizer of the model the server lists at /v1/models (--model was not given): tokenizer org/detected-model: "},
+		{`{"tokenizer_path": "org/served-tokenizer"}`, nil, "benchserve: error: tokenizer named by the server's /model_info: tokenizer org/served-tokenizer: "},
+		{"", []string{"--model", "org/given-model"}, "benchserve: error: --model: tokenizer org/given-model: "},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.URL.Path == "/v1/models":
+				w.Write([]byte(`{"data": [{"id": "org/detected-model"}]}`))
+			case r.URL.Path == "/model_info" && c.modelInfo != "":
+				w.Write([]byte(c.modelInfo))
+			default:
+				http.NotFound(w, r)
+			}
+		}))
+		dir := t.TempDir()
+		args := append([]string{"--base-url", srv.URL, "--dataset-name", "random-ids", "--output-file", filepath.Join(dir, "r.jsonl")}, c.args...)
+		code, stdout, stderr := run(t, map[string]string{"HF_HUB_OFFLINE": "1", "HF_HOME": dir}, args...)
+		srv.Close()
+		if code != 1 {
+			t.Errorf("%s: exit %d, want 1", c.want, code)
+		}
+		oneLine(t, stdout, stderr, c.want)
+		if !strings.Contains(stderr, "; pass --tokenizer with a Hub id, a local directory or tokenizer.json, or a built-in encoding such as o200k_base") {
+			t.Errorf("no --tokenizer hint in %q", stderr)
+		}
+	}
+}
