@@ -36,8 +36,10 @@ var sprintf = fmt.Sprintf
 type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
-	// Args is the parsed flags as Python prints an argparse Namespace.
-	Args string
+	// Namespace prints the flags as Python prints an argparse Namespace.
+	// It is called again once the run has filled in what the reference
+	// sets on its args (the detected model, the default port).
+	Namespace func(*Config) string
 	// Progress turns the progress bar on (stderr is a terminal and
 	// --disable-tqdm was not given).
 	Progress bool
@@ -127,7 +129,7 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 	if err := validate(cfg); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "benchmark_args=%s\n", env.Args)
+	fmt.Fprintf(out, "benchmark_args=%s\n", env.args(cfg))
 	raiseFileLimit(out)
 
 	if cfg.Seed < 0 || cfg.Seed > math.MaxUint32 {
@@ -201,7 +203,8 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 		model = m
 		cfg.Model = &m
 	}
-	fmt.Fprintf(out, "%s\n\n", env.Args)
+	settleArgs(cfg, port)
+	fmt.Fprintf(out, "%s\n\n", env.args(cfg))
 
 	modelID := model
 	if cfg.ServedModelName != nil {

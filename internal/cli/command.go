@@ -93,7 +93,7 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 		Stdout:    pio.Stdout,
 		Stderr:    pio.Stderr,
 		Getenv:    pio.Getenv,
-		Args:      Namespace(cfg),
+		Namespace: Namespace,
 		Progress:  pio.StderrIsTerminal && !cfg.DisableTqdm,
 		Interrupt: interrupts(ctx, pio),
 	})

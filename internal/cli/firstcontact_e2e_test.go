@@ -232,3 +232,33 @@ func TestFirstContactTokenizerSource(t *testing.T) {
 		}
 	}
 }
+
+// The second Namespace line shows what the run filled in, as the
+// reference's print(args) does: the detected model and the default port.
+func TestFirstContactNamespaceShowsDetectedModel(t *testing.T) {
+	srv := newFakeServer(t, 0, 0)
+	code, stdout, stderr := run(t, nil, "--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--dataset-name", "random-ids",
+		"--num-prompts", "1", "--random-input-len", "4", "--random-output-len", "2", "--output-file", filepath.Join(t.TempDir(), "r.jsonl"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var first, second string
+	for _, line := range strings.Split(stdout, "\n") {
+		switch {
+		case strings.HasPrefix(line, "benchmark_args=Namespace("):
+			first = line
+		case strings.HasPrefix(line, "Namespace("):
+			second = line
+		}
+	}
+	for _, want := range []string{"port=None,", "model=None,"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("benchmark_args line lacks %q:\n%s", want, first)
+		}
+	}
+	for _, want := range []string{"port=30000,", "model='fake-model',"} {
+		if !strings.Contains(second, want) {
+			t.Errorf("second Namespace line lacks %q:\n%s", want, second)
+		}
+	}
+}
