@@ -8,12 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"benchserve/internal/neterr"
 	"benchserve/internal/pyfmt"
 )
 
@@ -118,7 +118,7 @@ func readyHopeless(status int, err error, auth http.Header) string {
 func (c *control) firstModel(ctx context.Context) (string, error) {
 	status, body, err := c.get(ctx, "/v1/models", 30*time.Second)
 	if err != nil {
-		return "", err
+		return "", errors.New(shortErr(err))
 	}
 	if status != http.StatusOK {
 		return "", fmt.Errorf("HTTP %d: %s", status, oneLine(body, 200))
@@ -213,25 +213,8 @@ func acceptLength(info []byte) *float64 {
 	return v.InternalStates[0].Avg
 }
 
-// shortErr turns a transport error into one line without Go's URL prefix.
-func shortErr(err error) string {
-	var ue *url.Error
-	if e, ok := err.(*url.Error); ok {
-		ue = e
-		err = ue.Err
-	}
-	var op *net.OpError
-	if e, ok := err.(*net.OpError); ok {
-		op = e
-		if op.Op == "dial" && op.Addr != nil { // a DNS failure has no address
-			return "cannot connect to " + op.Addr.String() + ": " + op.Err.Error()
-		}
-	}
-	if err == context.DeadlineExceeded {
-		return "timed out"
-	}
-	return err.Error()
-}
+// shortErr words a transport error as the requests' records do.
+func shortErr(err error) string { return neterr.Describe(err) }
 
 // oneLine returns b as one line of at most n bytes.
 func oneLine(b []byte, n int) string {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -260,5 +261,35 @@ func TestFirstContactNamespaceShowsDetectedModel(t *testing.T) {
 		if !strings.Contains(second, want) {
 			t.Errorf("second Namespace line lacks %q:\n%s", want, second)
 		}
+	}
+}
+
+// A refused connection reads the same in the readiness wait and in the
+// warmup failure, which names the URL it posted to.
+func TestFirstContactErrorsReadTheSame(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	refused := "cannot connect to " + addr + ": connection refused"
+	base := []string{"--backend", "vllm", "--base-url", "http://" + addr, "--tokenizer", "o200k_base", "--dataset-name", "random-ids",
+		"--num-prompts", "1", "--random-input-len", "4", "--random-output-len", "2", "--output-file", filepath.Join(t.TempDir(), "r.jsonl")}
+
+	code, stdout, stderr := run(t, nil, append(base, "--ready-check-timeout-sec", "1")...)
+	if code != 1 {
+		t.Errorf("ready check: exit %d", code)
+	}
+	oneLine(t, stdout, stderr, "(last attempt: "+refused+")")
+
+	code, stdout, stderr = run(t, nil, append(base, "--ready-check-timeout-sec", "0", "--model", "m")...)
+	if code != 1 {
+		t.Errorf("warmup: exit %d", code)
+	}
+	where := refused + " (POST http://" + addr + "/v1/completions)"
+	oneLine(t, stdout, stderr, "benchserve: error: warmup failed: "+where)
+	if !strings.Contains(stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: "+where+"\n") {
+		t.Errorf("stdout lacks the warmup line with %q:\n%s", where, stdout)
 	}
 }
