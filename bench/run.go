@@ -23,6 +23,7 @@ import (
 	"benchserve/internal/pyjson"
 	"benchserve/internal/pyrand"
 	"benchserve/internal/syncio"
+	"benchserve/internal/version"
 	"benchserve/metrics"
 	"benchserve/record"
 	"benchserve/report"
@@ -503,6 +504,7 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 	// The run's start on the wall clock, to line records up with server
 	// logs (each record's send time is an offset from it).
 	run.Extra.Set("benchmark_start_unix", pyjson.Float(float64(start.UnixNano())/1e9))
+	run.Extra.Set("client_version", pyjson.String(version.String()))
 	if cfg.OutputDetails {
 		ids := make([]string, len(recs))
 		starts := make([]float64, len(recs))

@@ -10,6 +10,7 @@ import (
 
 	"benchserve/bench"
 	"benchserve/internal/syncio"
+	"benchserve/internal/version"
 )
 
 // IO is the process around a command, injected so that the whole command
@@ -132,11 +133,15 @@ func interrupts(ctx context.Context, pio IO) <-chan struct{} {
 func parseOutcome(err error, pio IO) (code int, done bool) {
 	var help *HelpRequested
 	var uerr *UsageError
+	var ver *VersionRequested
 	switch {
 	case err == nil:
 		return 0, false
 	case errors.As(err, &help):
 		fmt.Fprint(pio.Stdout, help.Text)
+		return 0, true
+	case errors.As(err, &ver):
+		fmt.Fprintf(pio.Stdout, "%s %s\n", prog, version.String())
 		return 0, true
 	case errors.As(err, &uerr):
 		// One line, where argparse prints its whole usage first: the

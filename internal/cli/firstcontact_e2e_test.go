@@ -4,10 +4,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"benchserve/internal/version"
 )
 
 // oneLine fails unless stderr is a single line holding want, with no Go
@@ -291,5 +294,34 @@ func TestFirstContactErrorsReadTheSame(t *testing.T) {
 	oneLine(t, stdout, stderr, "benchserve: error: warmup failed: "+where)
 	if !strings.Contains(stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: "+where+"\n") {
 		t.Errorf("stdout lacks the warmup line with %q:\n%s", where, stdout)
+	}
+}
+
+// --version prints the client's version and exits 0, whatever else is on
+// the command line; the result line records it after the reference keys.
+func TestFirstContactVersion(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"--vers"}, {"--backend", "vllm", "--version", "--gsp-group-distribution", "zipf"}} {
+		code, stdout, stderr := run(t, nil, args...)
+		if code != 0 || stdout != "benchserve "+version.String()+"\n" || stderr != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+	}
+	if version.String() != "devel" { // a test binary has no module version or VCS stamp
+		t.Errorf("version.String() = %q in a test", version.String())
+	}
+
+	srv := newFakeServer(t, 0, 0)
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	code, stdout, stderr := run(t, nil, "--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--dataset-name", "random-ids",
+		"--num-prompts", "1", "--random-input-len", "4", "--random-output-len", "2", "--output-file", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if m := readLine(t, out); m["client_version"] != version.String() {
+		t.Errorf("client_version = %v, want %q", m["client_version"], version.String())
+	}
+	data, _ := os.ReadFile(out)
+	if line := string(data); strings.Index(line, `"client_version": `) < strings.Index(line, `"max_concurrent_requests": `) {
+		t.Errorf("client_version is not after the reference keys:\n%s", line)
 	}
 }
