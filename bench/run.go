@@ -422,6 +422,7 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 	}
 	prof := &profiler{cfg: cfg, ctl: r.ctl, out: out, getenv: r.env.Getenv}
 	prof.start(ctx)
+	defer prof.cleanup()
 
 	var bar *progress
 	if r.env.Progress {
