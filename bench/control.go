@@ -171,7 +171,11 @@ func (c *control) flush(ctx context.Context, backend string, timeout float64) er
 		return fmt.Errorf("--flush-cache: POST %s: %s", redact(u), shortErr(err))
 	}
 	if status < 200 || status > 299 {
-		return fmt.Errorf("--flush-cache: POST %s answered %d %s: %s", redact(u), status, http.StatusText(status), oneLine(body, 300))
+		hint := ""
+		if status == http.StatusNotFound && strings.HasPrefix(backend, "vllm") {
+			hint = "; vLLM serves /reset_prefix_cache only when started with VLLM_SERVER_DEV_MODE=1"
+		}
+		return fmt.Errorf("--flush-cache: POST %s answered %d %s: %s%s", redact(u), status, http.StatusText(status), oneLine(body, 300), hint)
 	}
 	return nil
 }

@@ -89,3 +89,19 @@ func TestCheckTarget(t *testing.T) {
 		}
 	}
 }
+
+// A vLLM server without dev mode has no /reset_prefix_cache: the error
+// says how to get it.
+func TestFlushNotFound(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	ctl := &control{base: srv.URL, http: backend.NewHTTPClient(backend.ClientOptions{})}
+	err := ctl.flush(context.Background(), "vllm-chat", 60)
+	want := "--flush-cache: POST " + srv.URL + "/reset_prefix_cache answered 404 Not Found: 404 page not found; vLLM serves /reset_prefix_cache only when started with VLLM_SERVER_DEV_MODE=1"
+	if err == nil || err.Error() != want {
+		t.Errorf("vllm: err = %v, want %q", err, want)
+	}
+	if err := ctl.flush(context.Background(), "sglang", 60); err == nil || strings.Contains(err.Error(), "VLLM_SERVER_DEV_MODE") {
+		t.Errorf("sglang: err = %v, want a 404 without the vLLM hint", err)
+	}
+}
