@@ -9,6 +9,7 @@ import (
 	"net"
 	"syscall"
 
+	"benchserve/internal/neterr"
 	"benchserve/record"
 	"benchserve/sse"
 )
@@ -72,7 +73,7 @@ func (c *Client) transportError(ctx context.Context, err error) (kind, msg strin
 	if kind, msg, ok := c.ctxFailure(ctx); ok {
 		return kind, msg
 	}
-	msg = string(oneLine([]byte(err.Error())))
+	msg = neterr.Describe(err) // worded as the control-plane calls word it
 	var op *net.OpError
 	var ne net.Error
 	var cert *tls.CertificateVerificationError

@@ -64,7 +64,7 @@ func TestErrorKinds(t *testing.T) {
 		{"500", "sglang", status(500, ""), Options{Stream: true}, record.KindHTTP5xx, "500 Internal Server Error: (empty body)"},
 		{"503", "vllm", status(503, "busy"), Options{}, record.KindHTTP5xx, "503 Service Unavailable: busy"},
 		{"202", "vllm", status(202, "later"), Options{Stream: true}, record.KindHTTPOther, "202 Accepted: later"},
-		{"refused", "vllm", refused, Options{Stream: true}, record.KindConnect, `Post "` + refused + `": dial tcp ...`},
+		{"refused", "vllm", refused, Options{Stream: true}, record.KindConnect, "cannot connect to " + strings.TrimPrefix(refused, "http://") + ": connection refused"},
 		{"connect timeout", "vllm", "https://" + silent.Addr().String(), Options{Stream: true}, record.KindTimeout, "no connection within --connect-timeout: ..."},
 		{"request timeout", "vllm", stall.URL, Options{Stream: true, Timeout: 100 * time.Millisecond}, record.KindTimeout, "the request exceeded its 100ms limit"},
 		{"reset before headers", "vllm", resetServer(t, ""), Options{Stream: true}, record.KindReset, "the connection broke before the response headers came: ..."},

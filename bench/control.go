@@ -3,15 +3,17 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"benchserve/internal/neterr"
 	"benchserve/internal/pyfmt"
 )
 
@@ -56,26 +58,34 @@ func (c *control) do(ctx context.Context, method, u string, body []byte, h http.
 	return resp.StatusCode, data, err
 }
 
-// waitReady polls url once a second until it answers 200 or timeout passes,
-// printing the reference tool's lines. On failure it returns the last reason.
-func (c *control) waitReady(ctx context.Context, out io.Writer, u string, timeout int) (bool, string) {
+// waitReady polls u once a second until it answers 200 or timeout passes,
+// printing the reference tool's lines. An answer no retry can change (401
+// or 403, a certificate that does not verify) ends the wait at once; the
+// reference retries those until the timeout.
+func (c *control) waitReady(ctx context.Context, out io.Writer, u string, timeout int) error {
 	fmt.Fprintf(out, "Waiting up to %ds for %s to become ready...\n", timeout, redact(u))
 	start := time.Now()
 	last := ""
 	for {
 		status, _, err := c.do(ctx, http.MethodGet, u, nil, c.auth, 5*time.Second)
-		switch {
-		case err == nil && status == http.StatusOK:
+		if err == nil && status == http.StatusOK {
 			fmt.Fprintf(out, "Server ready in %.1fs.\n", time.Since(start).Seconds())
-			return true, ""
-		case err != nil:
+			return nil
+		}
+		if hopeless := readyHopeless(status, err, c.auth); hopeless != "" {
+			fmt.Fprintf(out, "Server at %s is not ready. Exiting.\n", redact(u))
+			return failure("the server at %s %s", redact(u), hopeless)
+		}
+		if err != nil {
 			last = shortErr(err)
-		default:
+		} else {
 			last = fmt.Sprintf("HTTP %d %s", status, http.StatusText(status))
 		}
 		if time.Since(start) >= time.Duration(timeout)*time.Second || ctx.Err() != nil {
 			fmt.Fprintf(out, "Server did not become ready within %ds timeout.\n", timeout)
-			return false, last
+			fmt.Fprintf(out, "Server at %s is not ready. Exiting.\n", redact(u))
+			return failure("server at %s is not ready after %ds (last attempt: %s); check --host/--port/--base-url, or raise --ready-check-timeout-sec",
+				redact(u), timeout, last)
 		}
 		select {
 		case <-ctx.Done():
@@ -84,11 +94,31 @@ func (c *control) waitReady(ctx context.Context, out io.Writer, u string, timeou
 	}
 }
 
+// readyHopeless says why a readiness answer will not change by waiting,
+// "" when it might.
+func readyHopeless(status int, err error, auth http.Header) string {
+	var cert *tls.CertificateVerificationError
+	switch {
+	case err != nil && errors.As(err, &cert):
+		return "has a certificate that does not verify (" + shortErr(err) + "); pass --cacert with its CA, or --insecure"
+	case err != nil:
+		return ""
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		key := "no key was sent: set OPENAI_API_KEY (sent as \"Authorization: Bearer <key>\") or API_KEY (sent as is)"
+		if auth.Get("Authorization") != "" {
+			key = "the key from OPENAI_API_KEY or API_KEY was refused: check it"
+		}
+		return fmt.Sprintf("answered %d %s to the readiness check: %s; the check does not send --header, and --ready-check-timeout-sec 0 skips it",
+			status, http.StatusText(status), key)
+	}
+	return ""
+}
+
 // firstModel returns data[0].id of GET /v1/models, "" for an empty list.
 func (c *control) firstModel(ctx context.Context) (string, error) {
 	status, body, err := c.get(ctx, "/v1/models", 30*time.Second)
 	if err != nil {
-		return "", err
+		return "", errors.New(shortErr(err))
 	}
 	if status != http.StatusOK {
 		return "", fmt.Errorf("HTTP %d: %s", status, oneLine(body, 200))
@@ -141,7 +171,11 @@ func (c *control) flush(ctx context.Context, backend string, timeout float64) er
 		return fmt.Errorf("--flush-cache: POST %s: %s", redact(u), shortErr(err))
 	}
 	if status < 200 || status > 299 {
-		return fmt.Errorf("--flush-cache: POST %s answered %d %s: %s", redact(u), status, http.StatusText(status), oneLine(body, 300))
+		hint := ""
+		if status == http.StatusNotFound && strings.HasPrefix(backend, "vllm") {
+			hint = "; vLLM serves /reset_prefix_cache only when started with VLLM_SERVER_DEV_MODE=1"
+		}
+		return fmt.Errorf("--flush-cache: POST %s answered %d %s: %s%s", redact(u), status, http.StatusText(status), oneLine(body, 300), hint)
 	}
 	return nil
 }
@@ -183,25 +217,8 @@ func acceptLength(info []byte) *float64 {
 	return v.InternalStates[0].Avg
 }
 
-// shortErr turns a transport error into one line without Go's URL prefix.
-func shortErr(err error) string {
-	var ue *url.Error
-	if e, ok := err.(*url.Error); ok {
-		ue = e
-		err = ue.Err
-	}
-	var op *net.OpError
-	if e, ok := err.(*net.OpError); ok {
-		op = e
-		if op.Op == "dial" {
-			return "cannot connect to " + op.Addr.String() + ": " + op.Err.Error()
-		}
-	}
-	if err == context.DeadlineExceeded {
-		return "timed out"
-	}
-	return err.Error()
-}
+// shortErr words a transport error as the requests' records do.
+func shortErr(err error) string { return neterr.Describe(err) }
 
 // oneLine returns b as one line of at most n bytes.
 func oneLine(b []byte, n int) string {

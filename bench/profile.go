@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 
@@ -20,6 +19,10 @@ type profiler struct {
 	ctl    *control
 	out    io.Writer
 	getenv func(string) string
+	// made is the output directories created for the starts the server
+	// took; started says there was one.
+	made    []string
+	started bool
 }
 
 type worker struct{ label, url string }
@@ -96,7 +99,7 @@ func (p *profiler) callPD(ctx context.Context, ws []worker, mode string) {
 }
 
 // call posts the start or stop body, printing it first as the reference does.
-func (p *profiler) call(ctx context.Context, u string) error {
+func (p *profiler) call(ctx context.Context, u string) (err error) {
 	cfg := p.cfg
 	body := &pyjson.Object{}
 	var repr []string
@@ -112,9 +115,17 @@ func (p *profiler) call(ctx context.Context, u string) error {
 			numSteps, numRepr = pyjson.Int(5), "5"
 		}
 		dir := profileDir(cfg, p.getenv)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("--profile-output-dir: %v", err)
+		made, mkErr := mkdirAll(dir)
+		if mkErr != nil {
+			return fmt.Errorf("--profile-output-dir: %v", mkErr)
 		}
+		defer func() { // err is the call's result
+			if err != nil {
+				removeEmpty(made) // no profile will be written there
+			} else {
+				p.made, p.started = append(p.made, made...), true
+			}
+		}()
 		set("activities", pyjson.Strings(cfg.ProfileActivities), reprList(cfg.ProfileActivities))
 		set("num_steps", numSteps, numRepr)
 		set("profile_by_stage", pyjson.Bool(cfg.ProfileByStage), pyBool(cfg.ProfileByStage))

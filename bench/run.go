@@ -24,6 +24,7 @@ import (
 	"benchserve/internal/pyjson"
 	"benchserve/internal/pyrand"
 	"benchserve/internal/syncio"
+	"benchserve/internal/version"
 	"benchserve/metrics"
 	"benchserve/record"
 	"benchserve/report"
@@ -37,8 +38,10 @@ var sprintf = fmt.Sprintf
 type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
-	// Args is the parsed flags as Python prints an argparse Namespace.
-	Args string
+	// Namespace prints the flags as Python prints an argparse Namespace.
+	// It is called again once the run has filled in what the reference
+	// sets on its args (the detected model, the default port).
+	Namespace func(*Config) string
 	// Progress turns the progress bar on (stderr is a terminal and
 	// --disable-tqdm was not given).
 	Progress bool
@@ -125,7 +128,10 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 	if err := checkSupported(cfg); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "benchmark_args=%s\n", env.Args)
+	if err := validate(cfg); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "benchmark_args=%s\n", env.args(cfg))
 	raiseFileLimit(out)
 
 	if cfg.Seed < 0 || cfg.Seed > math.MaxUint32 {
@@ -172,29 +178,20 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 	}
 	ctl := &control{base: base, auth: auth, http: backend.NewHTTPClient(hopt)}
 
-	if cfg.Backend == "trt" && cfg.Model == nil {
-		fmt.Fprintln(out, "Please provide a model using `--model` when using `trt` backend.")
-		return nil, &ExitError{Code: ExitFailure}
-	}
 	if cfg.ReadyCheckTimeoutSec > 0 {
 		health := base + "/v1/models"
 		if cfg.Backend == "trt" {
 			health = base
 		}
-		if ok, why := ctl.waitReady(ctx, out, health, cfg.ReadyCheckTimeoutSec); !ok {
-			fmt.Fprintf(out, "Server at %s is not ready. Exiting.\n", redact(health))
-			return nil, failure("server at %s is not ready after %ds (last attempt: %s); check --host/--port/--base-url, or raise --ready-check-timeout-sec", redact(health), cfg.ReadyCheckTimeoutSec, why)
+		if err := ctl.waitReady(ctx, out, health, cfg.ReadyCheckTimeoutSec); err != nil {
+			return nil, err
 		}
 	}
 
-	model := ""
+	model, detected := "", cfg.Model == nil
 	if cfg.Model != nil {
 		model = *cfg.Model
 	} else {
-		if cfg.Backend == "truss" {
-			fmt.Fprintln(out, "Please provide a model with `--model` when using truss backend. e.g. --model meta-llama/Llama-3.1-8B-Instruct")
-			return nil, &ExitError{Code: ExitFailure}
-		}
 		m, err := ctl.firstModel(ctx)
 		if err != nil {
 			fmt.Fprintf(out, "Failed to fetch model from %s/v1/models. Error: %v\n", redact(base), err)
@@ -208,36 +205,19 @@ func run(ctx, parent context.Context, cfg *Config, env Env) (*Result, error) {
 		model = m
 		cfg.Model = &m
 	}
-	if backend.IsEmbedding(cfg.Backend) {
-		switch cfg.DatasetName {
-		case "image", "mmmu", "mooncake":
-			fmt.Fprintf(out, "%s dataset is unsupported for embeddings benchmark\n", cfg.DatasetName)
-			return nil, &ExitError{Code: ExitFailure}
-		}
-	}
-	fmt.Fprintf(out, "%s\n\n", env.Args)
+	settleArgs(cfg, port)
+	fmt.Fprintf(out, "%s\n\n", env.args(cfg))
 
 	modelID := model
 	if cfg.ServedModelName != nil {
 		modelID = *cfg.ServedModelName
 	}
-	tokID := ""
-	if cfg.Tokenizer != nil {
-		tokID = *cfg.Tokenizer
-	} else if p := ctl.tokenizerPath(ctx); p != "" {
-		tokID = p
-	} else {
-		tokID = model
-	}
+	tokID, tokFrom := tokenizerID(ctx, cfg, ctl, model, detected)
 	hc := hub.FromEnv(env.Getenv)
 	hc.Progress = env.Stderr
 	tok, err := tokenizer.Resolve(ctx, tokID, tokenizer.ResolveOptions{Hub: hc, Getenv: env.Getenv})
 	if err != nil {
-		flag := "--tokenizer"
-		if cfg.Tokenizer == nil {
-			flag = "--model"
-		}
-		return nil, failure("%s: %v", flag, err)
+		return nil, tokenizerError(tokFrom, err)
 	}
 	rows, err := dataset.Load(ctx, datasetParams(cfg, model), dataset.Env{
 		Tok: tok, Py: py, NP: np, Out: out, CacheDir: userCache(env.Getenv),
@@ -449,6 +429,7 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 	}
 	prof := &profiler{cfg: cfg, ctl: r.ctl, out: out, getenv: r.env.Getenv}
 	prof.start(ctx)
+	defer prof.cleanup()
 
 	var bar *progress
 	if r.env.Progress {
@@ -542,6 +523,7 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 	// The run's start on the wall clock, to line records up with server
 	// logs (each record's send time is an offset from it).
 	run.Extra.Set("benchmark_start_unix", pyjson.Float(float64(start.UnixNano())/1e9))
+	run.Extra.Set("client_version", pyjson.String(version.String()))
 	if cfg.OutputDetails {
 		ids := make([]string, len(recs))
 		serverIDs := make([]string, len(recs))

@@ -103,3 +103,17 @@ func TestCheckSupported(t *testing.T) {
 		}
 	}
 }
+
+func TestSettleArgs(t *testing.T) {
+	c := &Config{DatasetName: "mmmu"}
+	settleArgs(c, 8000)
+	if c.Port == nil || *c.Port != 8000 || !c.ApplyChatTemplate {
+		t.Errorf("mmmu: port %v, apply_chat_template %v; want 8000 and true", c.Port, c.ApplyChatTemplate)
+	}
+	p := 1
+	c = &Config{DatasetName: "random", Port: &p}
+	settleArgs(c, 8000)
+	if *c.Port != 1 || c.ApplyChatTemplate {
+		t.Errorf("random: port %v, apply_chat_template %v; want 1 and false", *c.Port, c.ApplyChatTemplate)
+	}
+}

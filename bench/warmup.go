@@ -52,6 +52,7 @@ func (r *runner) warmup(ctx context.Context, n int) error {
 			return nil
 		}
 	}
-	fmt.Fprintf(r.env.Stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: %s\n", recs[0].Error)
-	return failure("warmup failed: %s", recs[0].Error)
+	msg := recs[0].Error + " (POST " + redact(r.client.URL()) + ")"
+	fmt.Fprintf(r.env.Stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: %s\n", msg)
+	return failure("warmup failed: %s", msg)
 }

@@ -36,6 +36,12 @@ type HelpRequested struct{ Text string }
 func (e *HelpRequested) Error() string        { return "help requested" }
 func (e *HelpRequested) Is(target error) bool { return target == ErrHelp }
 
+// VersionRequested is returned when --version is given. main prints
+// "benchserve <version>" to stdout and exits with code 0.
+type VersionRequested struct{}
+
+func (e *VersionRequested) Error() string { return "version requested" }
+
 // Parse parses the arguments after the program name into a Config. Errors
 // are *UsageError or *HelpRequested.
 func Parse(args []string) (*bench.Config, error) {
@@ -53,6 +59,9 @@ func parse(args []string, cols int) (*bench.Config, map[string]bool, error) {
 	ns, err := parseArgs(newParser(), args, cols)
 	if err != nil {
 		return nil, nil, err
+	}
+	if ns.Get("version") == true {
+		return nil, nil, &VersionRequested{}
 	}
 	c := new(bench.Config)
 	given := map[string]bool{}
@@ -110,6 +119,9 @@ func parseArgs(p *argparse.Parser, args []string, cols int) (*argparse.Namespace
 
 func newParser() *argparse.Parser {
 	p := argparse.New(prog, description)
+	// Ours; beside -h, where argparse puts a version action. It is not in
+	// flags, so the Namespace lines do not show it.
+	p.Add(argparse.Option{Name: "--version", Action: argparse.StoreTrue, Help: "show benchserve's version and exit"})
 	groups := map[string]*argparse.Group{}
 	for _, title := range groupOrder {
 		groups[title] = p.Group(title)

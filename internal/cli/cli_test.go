@@ -248,7 +248,7 @@ func TestHelp(t *testing.T) {
 	if !errors.As(err, &h) || !errors.Is(err, ErrHelp) {
 		t.Fatalf("err = %v, want HelpRequested", err)
 	}
-	if !strings.HasPrefix(h.Text, "usage: benchserve [-h]\n                  [--backend {sglang,") {
+	if !strings.HasPrefix(h.Text, "usage: benchserve [-h] [--version]\n                  [--backend {sglang,") {
 		t.Errorf("help starts %q", h.Text[:60])
 	}
 	// Which section each option line is in.
@@ -272,8 +272,8 @@ func TestHelp(t *testing.T) {
 	if !reflect.DeepEqual(titles, wantTitles) {
 		t.Errorf("sections %q, want %q", titles, wantTitles)
 	}
-	if section["--help"] != "options" {
-		t.Errorf("--help is in %q", section["--help"])
+	if section["--help"] != "options" || section["--version"] != "options" {
+		t.Errorf("--help is in %q, --version in %q", section["--help"], section["--version"])
 	}
 	for _, f := range flags {
 		if section[f.opt.Name] != f.group {

@@ -7,9 +7,11 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"strings"
 
 	"benchserve/bench"
 	"benchserve/internal/syncio"
+	"benchserve/internal/version"
 )
 
 // IO is the process around a command, injected so that the whole command
@@ -31,11 +33,12 @@ type IO struct {
 
 // Main runs benchserve with args (without the program name) and returns
 // the process exit code.
-func Main(ctx context.Context, args []string, pio IO) int {
+func Main(ctx context.Context, args []string, pio IO) (code int) {
 	if pio.Getenv == nil {
 		pio.Getenv = os.Getenv
 	}
 	pio.Stdout, pio.Stderr = syncio.Locked(pio.Stdout), syncio.Locked(pio.Stderr)
+	defer lastResort(pio, &code)
 	// BENCHSERVE_CPUPROFILE names a file for a CPU profile of the whole
 	// command, for finding where the client's own time goes.
 	if path := pio.Getenv("BENCHSERVE_CPUPROFILE"); path != "" {
@@ -64,13 +67,32 @@ func Main(ctx context.Context, args []string, pio IO) int {
 		case "calibrate":
 			return CalibrateMain(ctx, args[1:], pio)
 		}
+		// The benchmark takes no positional argument: a first word that is
+		// not a flag is a mistyped command, better named as one than as
+		// argparse's "unrecognized arguments".
+		if !strings.HasPrefix(args[0], "-") {
+			return exitCode(&bench.ExitError{Code: bench.ExitUsage, Msg: fmt.Sprintf(
+				"unknown command %q (commands: sim, tokenize, calibrate; no command runs a benchmark)", args[0])}, pio.Stderr)
+		}
 	}
 	cfg, given, err := ParseGiven(args)
 	if code, done := parseOutcome(err, pio); done {
 		return code
 	}
 	if cfg.Sim {
-		stop, err := startSim(cfg, given, pio)
+		if err := simDefaults(cfg, given); err != nil {
+			return exitCode(err, pio.Stderr)
+		}
+	}
+	notes, err := checkGiven(cfg, given, pio.Getenv)
+	if err != nil {
+		return exitCode(err, pio.Stderr)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(pio.Stderr, "%s: note: %s\n", prog, n)
+	}
+	if cfg.Sim {
+		stop, err := startSim(cfg, pio)
 		if err != nil {
 			return exitCode(err, pio.Stderr)
 		}
@@ -80,7 +102,7 @@ func Main(ctx context.Context, args []string, pio IO) int {
 		Stdout:    pio.Stdout,
 		Stderr:    pio.Stderr,
 		Getenv:    pio.Getenv,
-		Args:      Namespace(cfg),
+		Namespace: Namespace,
 		Progress:  pio.StderrIsTerminal && !cfg.DisableTqdm,
 		Interrupt: interrupts(ctx, pio),
 	})
@@ -119,11 +141,15 @@ func interrupts(ctx context.Context, pio IO) <-chan struct{} {
 func parseOutcome(err error, pio IO) (code int, done bool) {
 	var help *HelpRequested
 	var uerr *UsageError
+	var ver *VersionRequested
 	switch {
 	case err == nil:
 		return 0, false
 	case errors.As(err, &help):
 		fmt.Fprint(pio.Stdout, help.Text)
+		return 0, true
+	case errors.As(err, &ver):
+		fmt.Fprintf(pio.Stdout, "%s %s\n", prog, version.String())
 		return 0, true
 	case errors.As(err, &uerr):
 		// One line, where argparse prints its whole usage first: the

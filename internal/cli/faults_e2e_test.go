@@ -134,7 +134,7 @@ func TestFaultMatrix(t *testing.T) {
 		{"429", "http_429", "429 Too Many Requests: {\"error\":{\"message\":\"Rate limit reached", nil},
 		{"500", "http_5xx", "500 Internal Server Error: {\"error\":", nil},
 		{"503", "http_5xx", "503 Service Unavailable: {\"error\":", nil},
-		{"reset", "reset", "the connection broke before the response headers came: Post ", nil},
+		{"reset", "reset", "the connection broke before the response headers came: ", nil},
 		{"disconnect:2", "reset", "the connection closed mid-response, after line 4 (unexpected EOF)", nil},
 		// Stalls hold their slot: more of them keeps the run short.
 		{"stall:0.5", "", "", []string{"--max-concurrency", "128"}},

@@ -44,23 +44,13 @@ var demo = struct {
 	prompts, in, outp int
 }{"random-ids", 200, 256, 128}
 
-// startSim starts the simulator for --sim and points cfg at it. The
-// returned stop closes it.
-func startSim(cfg *bench.Config, given map[string]bool, pio IO) (stop func(), err error) {
+// simDefaults refuses a target besides --sim and gives cfg the demo's
+// settings for the flags the user did not give.
+func simDefaults(cfg *bench.Config, given map[string]bool) error {
 	for _, f := range []string{"--base-url", "--host", "--port"} {
 		if given[f] {
-			return nil, &bench.ExitError{Code: bench.ExitUsage, Msg: "--sim starts its own server: drop " + f}
+			return &bench.ExitError{Code: bench.ExitUsage, Msg: "--sim starts its own server: drop " + f}
 		}
-	}
-	sc, err := sim.Preset(cfg.SimPreset)
-	if err != nil {
-		return nil, &bench.ExitError{Code: bench.ExitUsage, Msg: "--sim-preset: " + err.Error()}
-	}
-	if cfg.Model != nil {
-		sc.Model = *cfg.Model
-	}
-	if cfg.Tokenizer != nil {
-		sc.Tokenizer = *cfg.Tokenizer
 	}
 	if !given["--dataset-name"] {
 		cfg.DatasetName = demo.dataset
@@ -73,6 +63,22 @@ func startSim(cfg *bench.Config, given map[string]bool, pio IO) (stop func(), er
 	}
 	if !given["--random-output-len"] {
 		cfg.RandomOutputLen = demo.outp
+	}
+	return nil
+}
+
+// startSim starts the simulator for --sim and points cfg at it. The
+// returned stop closes it.
+func startSim(cfg *bench.Config, pio IO) (stop func(), err error) {
+	sc, err := sim.Preset(cfg.SimPreset)
+	if err != nil {
+		return nil, &bench.ExitError{Code: bench.ExitUsage, Msg: "--sim-preset: " + err.Error()}
+	}
+	if cfg.Model != nil {
+		sc.Model = *cfg.Model
+	}
+	if cfg.Tokenizer != nil {
+		sc.Tokenizer = *cfg.Tokenizer
 	}
 	srv, err := sim.New(sc)
 	if err != nil {

@@ -5,6 +5,7 @@ import argparse, json, sys
 
 flags = json.load(open(sys.argv[1]))
 p = argparse.ArgumentParser(prog="benchserve")
+p.add_argument("--version", action="version", version="")  # ours, not in the flag table
 excl = None
 for f in flags:
     kw = {}

@@ -1,0 +1,113 @@
+package bench
+
+import (
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"benchserve/backend"
+	"benchserve/dataset"
+)
+
+// validate checks what can be checked before the first network call, so
+// that a bad value is a usage error at once rather than a failure after
+// the readiness wait.
+func validate(cfg *Config) error {
+	if err := checkTarget(cfg); err != nil {
+		return err
+	}
+	// The reference prints these two and exits 1, trt's before the
+	// readiness wait and truss's after it.
+	if cfg.Model == nil {
+		switch cfg.Backend {
+		case "trt":
+			return usage("Please provide a model using `--model` when using `trt` backend.")
+		case "truss":
+			return usage("Please provide a model with `--model` when using truss backend. e.g. --model meta-llama/Llama-3.1-8B-Instruct")
+		}
+	}
+	if backend.IsEmbedding(cfg.Backend) {
+		switch cfg.DatasetName {
+		case "image", "mmmu", "mooncake":
+			return usage("%s dataset is unsupported for embeddings benchmark", cfg.DatasetName)
+		}
+	}
+	if cfg.NumPrompts == 0 && !noCount[cfg.DatasetName] {
+		return usage("--num-prompts 0: --dataset-name %s would send no requests; give at least 1", cfg.DatasetName)
+	}
+	if err := dataset.Preflight(datasetParams(cfg, "")); err != nil {
+		return usage("%v", err)
+	}
+	return nil
+}
+
+// noCount are the datasets where --num-prompts 0 still sends requests:
+// every conversation (agentic-trace), every line (openai), or the groups'
+// prompts (generated-shared-prefix ignores it).
+var noCount = map[string]bool{"agentic-trace": true, "openai": true, "generated-shared-prefix": true}
+
+// checkTarget refuses a server address that no connection could reach:
+// a port out of range, a host that is a URL or carries a port, or a
+// --base-url that is not an http(s) URL.
+func checkTarget(cfg *Config) error {
+	if cfg.BaseURL == nil {
+		if cfg.Port != nil && (*cfg.Port < 1 || *cfg.Port > 65535) {
+			return usage("--port %d: must be between 1 and 65535", *cfg.Port)
+		}
+		return checkHost(cfg.Host)
+	}
+	raw := *cfg.BaseURL
+	shown := redact(raw)
+	if !strings.Contains(raw, "://") {
+		// url.Parse reads "localhost:3000" as scheme "localhost".
+		return usage("--base-url %s: no scheme; did you mean --base-url http://%s?", shown, strings.TrimLeft(shown, "/"))
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return usage("--base-url %s: not a URL (%v)", shown, unquoteURLErr(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return usage("--base-url %s: unsupported scheme %s:// (use http:// or https://)", shown, u.Scheme)
+	}
+	if u.Hostname() == "" {
+		return usage("--base-url %s: no host", shown)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return usage("--base-url %s: port %s is out of range (1-65535)", shown, p)
+		}
+	}
+	return nil
+}
+
+// checkHost refuses a --host that is a URL or has a port: baseURL would
+// read "localhost:3000" as an IPv6 address.
+func checkHost(host string) error {
+	if strings.Contains(host, "://") {
+		return usage("--host %s: a host name, not a URL; use --base-url %s", host, host)
+	}
+	if !strings.Contains(host, ":") {
+		return nil
+	}
+	ip := strings.Trim(host, "[]")
+	if i := strings.IndexByte(ip, '%'); i >= 0 {
+		ip = ip[:i] // an IPv6 zone: fe80::1%eth0
+	}
+	if net.ParseIP(ip) != nil {
+		return nil
+	}
+	if h, p, err := net.SplitHostPort(host); err == nil {
+		return usage("--host %s: give the port with --port (--host %s --port %s)", host, h, p)
+	}
+	return usage("--host %s: not a host name or IP address", host)
+}
+
+// unquoteURLErr drops the URL that url.Parse repeats in its errors: the
+// message already shows it, with any password hidden.
+func unquoteURLErr(err error) string {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err.Error()
+	}
+	return strings.TrimSpace(err.Error())
+}

@@ -1,0 +1,339 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"benchserve/bench"
+)
+
+// unused is a flag the run would not use with some configurations. why
+// says why it has no effect with c ("" when it has one). A given flag
+// with a reason is refused, so that a typo or a wrong guess about a flag
+// does not silently measure something else; where the reference's own
+// usage combines them (note), it is accepted and the reason printed.
+type unused struct {
+	flag string
+	why  func(c *bench.Config, getenv func(string) string) string
+	note bool
+}
+
+// unusedFlags is read from each dataset loader (which Params fields it
+// reads), each backend's request body, and the control-plane calls.
+var unusedFlags = []unused{
+	// Target
+	{flag: "--host", why: withBaseURL},
+	{flag: "--port", why: withBaseURL},
+	{flag: "--cacert", why: plainHTTP},
+	{flag: "--insecure", why: plainHTTP},
+	{flag: "--header", why: backends("trt requests carry no headers, as in the reference", not("trt")...)},
+	{flag: "--sim-preset", why: func(c *bench.Config, _ func(string) string) string {
+		return unless(c.Sim, "only --sim starts the simulator")
+	}},
+
+	// Dataset
+	{flag: "--dataset-path", why: datasets(promptFrom, all("random-ids", "generated-shared-prefix", "image")...)},
+	{flag: "--dataset-offset", why: datasets(only("agentic-trace reads it"), "agentic-trace")},
+	{flag: "--agentic-max-turns", why: datasets(only("agentic-trace reads it"), "agentic-trace")},
+	{flag: "--speed-bench-category", why: datasets(only("speed-bench reads it"), "speed-bench")},
+	{flag: "--speed-bench-output-len", why: datasets(outputFrom, "speed-bench")},
+	{flag: "--num-prompts", note: true, why: func(c *bench.Config, _ func(string) string) string {
+		return unless(c.DatasetName != "generated-shared-prefix", fmt.Sprintf(
+			"not used by --dataset-name generated-shared-prefix, which sends --gsp-num-groups × --gsp-prompts-per-group = %d requests",
+			c.GSPNumGroups*c.GSPPromptsPerGroup))
+	}},
+	{flag: "--sharegpt-output-len", why: datasets(outputFrom, "sharegpt", "custom", "openai", "agentic-trace", "longbench_v2")},
+	{flag: "--sharegpt-context-len", why: datasets(only("it drops no requests by length"), "sharegpt", "custom", "longbench_v2")},
+	{flag: "--random-input-len", why: datasets(promptFrom, "random", "random-ids", "image")},
+	{flag: "--random-output-len", why: datasets(outputFrom, "random", "random-ids", "image", "mmmu")},
+	{flag: "--random-range-ratio", why: datasets(rangeFrom, "random", "random-ids", "image")},
+	{flag: "--image-count", why: datasets(noImages, "image")},
+	{flag: "--image-resolution", why: datasets(noImages, "image")},
+	{flag: "--random-image-count", why: datasets(noImages, "image")},
+	{flag: "--image-format", why: datasets(noImages, "image")},
+	{flag: "--image-content", why: datasets(noImages, "image")},
+	// Templated anyway: image, mmmu, mooncake, speed-bench, openai.
+	{flag: "--apply-chat-template", why: datasets(noTemplate, all("random", "random-ids", "generated-shared-prefix", "longbench_v2", "agentic-trace")...)},
+	{flag: "--prompt-suffix", why: datasets(only("only sharegpt and custom append it"), "sharegpt", "custom")},
+	// sharegpt, custom, GSP and the image datasets refuse it in dataset.Preflight.
+	{flag: "--tokenize-prompt", why: func(c *bench.Config, _ func(string) string) string {
+		switch c.DatasetName {
+		case "mooncake", "speed-bench", "openai", "agentic-trace", "longbench_v2":
+			return "not supported by --dataset-name " + c.DatasetName + " (only random and random-ids)"
+		}
+		return ""
+	}},
+	{flag: "--gsp-num-groups", why: gspOnly},
+	{flag: "--gsp-prompts-per-group", why: gspOnly},
+	{flag: "--gsp-system-prompt-len", why: gspOnly},
+	{flag: "--gsp-question-len", why: gspOnly},
+	{flag: "--gsp-output-len", why: gspOnly},
+	{flag: "--gsp-range-ratio", why: gspOnly},
+	{flag: "--gsp-fast-prepare", why: gspOnly},
+	{flag: "--gsp-send-routing-key", why: gspOnly},
+	{flag: "--gsp-num-turns", why: gspOnly},
+	{flag: "--gsp-ordered", why: gspOnly},
+	{flag: "--gsp-group-distribution", why: gspOnly},
+	{flag: "--gsp-zipf-alpha", why: gspOnly},
+	{flag: "--mooncake-slowdown-factor", why: mooncakeOnly},
+	{flag: "--mooncake-num-rounds", why: mooncakeOnly},
+	{flag: "--mooncake-workload", why: func(c *bench.Config, g func(string) string) string {
+		if r := mooncakeOnly(c, g); r != "" {
+			return r
+		}
+		return unless(c.DatasetPath == "", "not used with --dataset-path, which names the trace to read")
+	}},
+
+	// Traffic
+	{flag: "--use-trace-timestamps", why: datasets(only("it has no timestamps"), "mooncake")},
+	{flag: "--arrival", why: gaps},
+	{flag: "--burstiness", why: gaps},
+	{flag: "--max-concurrency", note: true, why: func(c *bench.Config, _ func(string) string) string {
+		return unless(c.MaxConcurrency == nil || *c.MaxConcurrency != 0, "0 sets no limit on requests in flight, as in the reference")
+	}},
+	{flag: "--flush-cache-timeout", why: func(c *bench.Config, getenv func(string) string) string {
+		switch {
+		case !strings.Contains(c.Backend, "sglang"):
+			return "not used with --backend " + c.Backend + " (only sglang's /flush_cache takes a timeout)"
+		case !c.FlushCache && !truthy(getenv("SGLANG_IS_IN_CI")):
+			return "not used without --flush-cache"
+		}
+		return ""
+	}},
+
+	// Request content
+	{flag: "--disable-stream", why: func(c *bench.Config, _ func(string) string) string {
+		switch {
+		case c.Backend == "trt":
+			return "not used with --backend trt, which always streams (as in the reference)"
+		case isEmbedding(c.Backend):
+			return "not used with --backend " + c.Backend + " (embeddings are never streamed)"
+		}
+		return ""
+	}},
+	{flag: "--disable-ignore-eos", why: backends("embeddings generate no tokens", not("sglang-embedding", "vllm-embedding")...)},
+	{flag: "--temperature", why: backends(nativeOnly, native...)},
+	{flag: "--top-p", why: backends(nativeOnly, native...)},
+	{flag: "--return-logprob", why: logprobs},
+	{flag: "--top-logprobs-num", why: logprobs},
+	{flag: "--token-ids-logprob", why: backends(nativeOnly, native...)},
+	{flag: "--logprob-start-len", why: backends(nativeOnly, native...)},
+	{flag: "--return-routed-experts", why: backends(nativeOnly, native...)},
+	{flag: "--lora-name", why: backends("trt and truss requests name no adapter", not("trt", "truss")...)},
+	{flag: "--lora-request-distribution", why: func(c *bench.Config, _ func(string) string) string {
+		return unless(c.LoraName != nil, "not used without --lora-name")
+	}},
+	{flag: "--lora-zipf-alpha", why: func(c *bench.Config, _ func(string) string) string {
+		return unless(c.LoraName != nil && c.LoraDistribution == "skewed", "only --lora-name with --lora-request-distribution skewed uses it")
+	}},
+
+	// Profiling
+	{flag: "--profile-activities", why: needsProfile},
+	{flag: "--profile-start-step", why: needsProfile},
+	{flag: "--profile-steps", why: needsProfile},
+	{flag: "--profile-num-steps", why: func(c *bench.Config, g func(string) string) string {
+		if r := needsProfile(c, g); r != "" {
+			return r
+		}
+		return unless(c.ProfileSteps == nil, "not used with --profile-steps, which replaces num_steps in the request")
+	}},
+	{flag: "--profile-by-stage", why: needsProfile},
+	{flag: "--profile-stages", why: needsProfile},
+	{flag: "--profile-output-dir", why: needsProfile},
+	{flag: "--profile-prefix", why: needsProfile},
+	{flag: "--pd-separated", why: needsProfile},
+	{flag: "--profile-prefill-url", why: workerURLs},
+	{flag: "--profile-decode-url", why: workerURLs},
+}
+
+// checkGiven refuses the first given flag the run would not use and
+// returns the notes for those it accepts anyway.
+func checkGiven(c *bench.Config, given map[string]bool, getenv func(string) string) (notes []string, err error) {
+	for _, u := range unusedFlags {
+		if !given[u.flag] {
+			continue
+		}
+		why := u.why(c, getenv)
+		switch {
+		case why == "":
+		case u.note:
+			notes = append(notes, u.flag+": "+why)
+		default:
+			return nil, &bench.ExitError{Code: bench.ExitUsage, Msg: u.flag + ": " + why}
+		}
+	}
+	return notes, nil
+}
+
+type reason = func(c *bench.Config, getenv func(string) string) string
+
+func unless(ok bool, why string) string {
+	if ok {
+		return ""
+	}
+	return why
+}
+
+// datasets: the flag is read by the named datasets only; tell says, for
+// another, where what the flag sets comes from.
+func datasets(tell func(dataset string) string, names ...string) reason {
+	return func(c *bench.Config, _ func(string) string) string {
+		if slices.Contains(names, c.DatasetName) {
+			return ""
+		}
+		return "not used by --dataset-name " + c.DatasetName + " (" + tell(c.DatasetName) + ")"
+	}
+}
+
+// all lists every dataset but the named ones.
+func all(but ...string) []string {
+	var out []string
+	for _, n := range DatasetNames {
+		if !slices.Contains(but, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// backends: the flag is sent by the named backends only.
+func backends(why string, names ...string) reason {
+	return func(c *bench.Config, _ func(string) string) string {
+		return unless(slices.Contains(names, c.Backend), "not used with --backend "+c.Backend+" ("+why+")")
+	}
+}
+
+// not lists every backend but the named ones.
+func not(but ...string) []string {
+	var out []string
+	for _, n := range Backends {
+		if !slices.Contains(but, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func only(why string) func(string) string { return func(string) string { return why } }
+
+var native = []string{"sglang", "sglang-native"}
+
+const nativeOnly = "only the native /generate backends sglang and sglang-native send it; for others use --extra-request-body"
+
+func isEmbedding(b string) bool { return b == "sglang-embedding" || b == "vllm-embedding" }
+
+// promptFrom says where a dataset's prompts come from.
+func promptFrom(d string) string {
+	from := map[string]string{
+		"agentic-trace":           "the trace's conversations",
+		"sharegpt":                "the ShareGPT conversations",
+		"custom":                  "the conversations in --dataset-path",
+		"openai":                  "the chat requests in --dataset-path",
+		"random-ids":              "consecutive token ids",
+		"generated-shared-prefix": "random text sized by the --gsp-* flags",
+		"mmmu":                    "the MMMU questions",
+		"image":                   "random text and generated images",
+		"mooncake":                "the trace's hash ids",
+		"longbench_v2":            "the LongBench v2 contexts",
+		"speed-bench":             "the SPEED-Bench file",
+	}[d]
+	return "its prompts come from " + from
+}
+
+// outputFrom says where a dataset's output lengths come from.
+func outputFrom(d string) string {
+	return map[string]string{
+		"agentic-trace":           "output lengths are --sharegpt-output-len, else 220",
+		"sharegpt":                "output lengths are the completions', or --sharegpt-output-len",
+		"custom":                  "output lengths are the completions', or --sharegpt-output-len",
+		"openai":                  "output lengths are each line's max_tokens, or --sharegpt-output-len",
+		"random":                  "output lengths come from --random-output-len",
+		"random-ids":              "output lengths come from --random-output-len",
+		"image":                   "output lengths come from --random-output-len",
+		"mmmu":                    "output lengths are --random-output-len",
+		"generated-shared-prefix": "output lengths come from --gsp-output-len",
+		"mooncake":                "output lengths come from the trace",
+		"longbench_v2":            "output lengths are --sharegpt-output-len, else 10",
+		"speed-bench":             "output lengths are --speed-bench-output-len",
+	}[d]
+}
+
+func rangeFrom(d string) string {
+	if d == "generated-shared-prefix" {
+		return "its lengths use --gsp-range-ratio"
+	}
+	return "it draws no random lengths"
+}
+
+func noImages(string) string { return "only the image dataset generates images" }
+
+func noTemplate(d string) string {
+	switch d {
+	case "agentic-trace":
+		return "its conversations go to a chat API, whose server applies the template"
+	case "longbench_v2":
+		return "its prompts are sent as plain text"
+	}
+	return "its prompts are random token text, sent as is"
+}
+
+func withBaseURL(c *bench.Config, _ func(string) string) string {
+	return unless(c.BaseURL == nil, "not used with --base-url, which names the server")
+}
+
+func plainHTTP(c *bench.Config, _ func(string) string) string {
+	if c.BaseURL != nil && strings.HasPrefix(strings.ToLower(*c.BaseURL), "https://") {
+		return ""
+	}
+	return "not used with an http:// server (only https servers are verified)"
+}
+
+func gspOnly(c *bench.Config, g func(string) string) string {
+	return datasets(only("only generated-shared-prefix reads the --gsp-* flags"), "generated-shared-prefix")(c, g)
+}
+
+func mooncakeOnly(c *bench.Config, g func(string) string) string {
+	return datasets(only("only mooncake replays a trace"), "mooncake")(c, g)
+}
+
+// gaps: --arrival and --burstiness shape the gaps of a finite rate.
+func gaps(c *bench.Config, _ func(string) string) string {
+	switch {
+	case c.DatasetName == "mooncake":
+		return "not used by --dataset-name mooncake, which sends each request at its trace time"
+	case math.IsInf(c.RequestRate, 1):
+		return "not used with --request-rate inf, which sends every request at once"
+	}
+	return ""
+}
+
+// logprobs: native sends both; completions sends logprobs only when both
+// are set; the other backends send neither.
+func logprobs(c *bench.Config, _ func(string) string) string {
+	switch c.Backend {
+	case "sglang", "sglang-native":
+		return ""
+	case "sglang-oai", "vllm", "lmdeploy":
+		return unless(c.ReturnLogprob && c.TopLogprobsNum > 0,
+			"--backend "+c.Backend+" asks for logprobs only with both --return-logprob and --top-logprobs-num > 0")
+	}
+	return "not used with --backend " + c.Backend + " (it sends no logprob fields)"
+}
+
+func needsProfile(c *bench.Config, _ func(string) string) string {
+	return unless(c.Profile, "not used without --profile")
+}
+
+func workerURLs(c *bench.Config, g func(string) string) string {
+	if r := needsProfile(c, g); r != "" {
+		return r
+	}
+	return unless(c.PDSeparated, "not used without --pd-separated")
+}
+
+func truthy(s string) bool {
+	s = strings.ToLower(s)
+	return s == "true" || s == "1"
+}
