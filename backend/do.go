@@ -63,7 +63,8 @@ func putConn(c *conn) {
 }
 
 // Do sends one request and fills rec: Start (seconds since epoch, stamped
-// just before sending), Success, Latency, TTFT, Gaps, ChunkLens (see
+// just before its bytes are written, or before connecting when it had to
+// connect), Success, Latency, TTFT, Gaps, ChunkLens (see
 // Client.chunkLens), Text or its token count (see Options.Counter),
 // PromptLen (when the server reports prompt_tokens), OutputLen and its
 // source, SendDelay, the chunk counts, ID, Error and the cache and
@@ -90,11 +91,20 @@ func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch ti
 	rec.OutputLen = in.OutputLen
 	rec.ID = in.ID
 
-	st := time.Now()
-	rec.Start = st.Sub(epoch).Seconds()
+	// The clock starts as the request's bytes are written, on a connection
+	// that was ready (kept, or opened before the run); a request that had
+	// to connect first starts it before connecting, as the reference does.
+	// Building the request, and waiting for a processor, is then not in
+	// its TTFT: it is in its send delay.
+	begin := time.Now()
 	resp, err := c.http.Do(req)
+	st := begin
+	if n := &cn.note; !n.start.IsZero() && !n.dialed {
+		st = n.start
+	}
+	rec.Start = st.Sub(epoch).Seconds()
 	if w := cn.note.wrote; !w.IsZero() {
-		rec.SendDelay = w.Sub(st).Seconds()
+		rec.SendDelay = w.Sub(begin).Seconds()
 	}
 	if err != nil {
 		if cn.note.notSent {

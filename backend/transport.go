@@ -70,9 +70,12 @@ type sendNote struct {
 	// gate, once closed, keeps the request from being written: the run
 	// was interrupted while it waited to go out.
 	gate *Gate
-	// notSent: the gate stopped it. wrote: when its last byte was written.
-	notSent bool
-	wrote   time.Time
+	// notSent: the gate stopped it. start and wrote: when its first byte
+	// was about to be written, and when its last one was. dialed: it went
+	// out on a connection opened for it.
+	notSent      bool
+	dialed       bool
+	start, wrote time.Time
 }
 
 type noteKey struct{}
@@ -102,6 +105,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		pc, reused, err := t.get(req.Context(), key, retried)
 		if err != nil {
 			return nil, err
+		}
+		if note != nil {
+			note.dialed = !reused
 		}
 		resp, written, err := t.exchange(pc, req, note)
 		if err == nil {
@@ -150,6 +156,9 @@ func (t *transport) exchange(pc *pconn, req *http.Request, note *sendNote) (resp
 			gate = note.gate
 		}
 		passed := gate.pass(func() {
+			if note != nil {
+				note.start = time.Now()
+			}
 			var n int
 			n, err = pc.conn.Write(buf.Bytes())
 			written = n > 0

@@ -46,15 +46,18 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// Limits of the verdict. Timing holds when the client read each chunk
-// and sent each request within 2 ms (the error the project promises at
-// 1,000 streams) and did not itself bunch more than 1% of the chunks;
-// its load shows in latencies of a few milliseconds beyond the others.
+// Limits of the verdict. Timing holds when the client bunched no more
+// than 1% of the chunks by reading late (a chunk alone in a late read keeps
+// its kernel time exactly; bunched ones share the newest one's), sent
+// requests within 2 ms of taking them up (the error the project promises
+// at 1,000 streams), and read 99% of its reads within 5 ms (later than
+// that, a client is starved and bunching is near); its load shows in
+// latencies of a few milliseconds beyond the others.
 const (
 	maxCPUShare     = 0.8
 	maxGCShare      = 0.01
 	maxDispatchLag  = time.Millisecond
-	maxReadDelay    = 2 * time.Millisecond
+	maxReadDelay    = 5 * time.Millisecond
 	maxSendDelay    = 2 * time.Millisecond
 	maxLateBunchPct = 1.0
 )
