@@ -95,17 +95,16 @@ func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch ti
 	// that was ready (kept, or opened before the run); a request that had
 	// to connect first starts it before connecting, as the reference does.
 	// Building the request, and waiting for a processor, is then not in
-	// its TTFT: it is in its send delay.
-	begin := time.Now()
+	// its TTFT. The write itself is: its send delay.
+	st := time.Now()
 	resp, err := c.http.Do(req)
-	st := begin
-	if n := &cn.note; !n.start.IsZero() && !n.dialed {
-		st = n.start
+	if n := &cn.note; !n.start.IsZero() {
+		if !n.dialed {
+			st = n.start
+		}
+		rec.SendDelay = n.wrote.Sub(n.start).Seconds()
 	}
 	rec.Start = st.Sub(epoch).Seconds()
-	if w := cn.note.wrote; !w.IsZero() {
-		rec.SendDelay = w.Sub(begin).Seconds()
-	}
 	if err != nil {
 		if cn.note.notSent {
 			rec.Sent, rec.Start = false, 0

@@ -62,9 +62,9 @@ type Record struct {
 	OutputLen    int
 	OutputSource OutputSource
 
-	// SendDelay runs from Start to when the request's last byte was
-	// written (0 when unknown): the client's own delay in sending, which
-	// TTFT includes.
+	// SendDelay runs from just before the request's first byte was written
+	// to when its last one was (0 when unknown): the part of sending that
+	// TTFT includes (a slow write, or a goroutine preempted in it).
 	SendDelay float64
 	// Chunks counts the chunks with content; Bunched those that came in
 	// the same read as the content chunk before them (their gap is 0, and
