@@ -95,14 +95,14 @@ func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch ti
 	// that was ready (kept, or opened before the run); a request that had
 	// to connect first starts it before connecting, as the reference does.
 	// Building the request, and waiting for a processor, is then not in
-	// its TTFT. The write itself is: its send delay.
+	// its TTFT: it is its send delay.
 	st := time.Now()
 	resp, err := c.http.Do(req)
 	if n := &cn.note; !n.start.IsZero() {
+		rec.SendDelay = n.start.Sub(st).Seconds()
 		if !n.dialed {
 			st = n.start
 		}
-		rec.SendDelay = n.wrote.Sub(n.start).Seconds()
 	}
 	rec.Start = st.Sub(epoch).Seconds()
 	if err != nil {

@@ -70,12 +70,11 @@ type sendNote struct {
 	// gate, once closed, keeps the request from being written: the run
 	// was interrupted while it waited to go out.
 	gate *Gate
-	// notSent: the gate stopped it. start and wrote: when its first byte
-	// was about to be written, and when its last one was. dialed: it went
-	// out on a connection opened for it.
-	notSent      bool
-	dialed       bool
-	start, wrote time.Time
+	// notSent: the gate stopped it. start: when its first byte was about
+	// to be written. dialed: it went out on a connection opened for it.
+	notSent bool
+	dialed  bool
+	start   time.Time
 }
 
 type noteKey struct{}
@@ -162,9 +161,6 @@ func (t *transport) exchange(pc *pconn, req *http.Request, note *sendNote) (resp
 			var n int
 			n, err = pc.conn.Write(buf.Bytes())
 			written = n > 0
-			if note != nil {
-				note.wrote = time.Now() // before the gate can close
-			}
 		})
 		if !passed {
 			note.notSent = true

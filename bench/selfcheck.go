@@ -48,12 +48,12 @@ func cpuTime() time.Duration {
 
 // Limits of the verdict. Timing holds when the client bunched no more
 // than 1% of the chunks by reading late (a chunk alone in a late read keeps
-// its kernel time exactly; bunched ones share the newest one's), wrote
-// 99% of its requests within 2 ms (the write is in TTFT; 2 ms is the error
-// the project promises at 1,000 streams), and read 99% of its reads
-// within 5 ms (later than
-// that, a client is starved and bunching is near); its load shows in
-// latencies of a few milliseconds beyond the others.
+// its kernel time exactly; bunched ones share the newest one's) and read
+// 99% of its reads within 5 ms (later than that, a client is starved and
+// bunching is near). A run with a schedule also needs its requests to
+// leave on time: released within 1 ms and written within 2 ms (the error
+// the project promises at 1,000 streams). The client's load shows in
+// latencies of a few milliseconds beyond these.
 const (
 	maxCPUShare     = 0.8
 	maxGCShare      = 0.01
@@ -94,6 +94,8 @@ type checkResult struct {
 	// sources counts the successful requests by where their output
 	// length came from.
 	sources map[record.OutputSource]int
+	// closed: a closed-loop run, whose requests have no time to leave at.
+	closed bool
 	// withSim: the simulator runs in this process (--sim), so the CPU
 	// and GC figures are its too.
 	withSim bool
@@ -132,6 +134,7 @@ func (c *selfCheck) finish(run checkRun, recs []record.Record) checkResult {
 		withSim:   c.withSim,
 		readDelay: run.readDelay,
 		sources:   map[record.OutputSource]int{},
+		closed:    run.closed,
 	}
 	if !run.closed {
 		a := metrics.FromSchedule(recs)
@@ -228,7 +231,7 @@ func verdict(r checkResult, dur float64) string {
 	if p := r.readDelay.Quantile(0.99); p > maxReadDelay {
 		why = append(why, fmt.Sprintf("read delay p99 %.2f ms (limit %.0f ms)", ms(p), ms(maxReadDelay)))
 	}
-	if r.sendP99 > maxSendDelay {
+	if r.sendP99 > maxSendDelay && !r.closed {
 		why = append(why, fmt.Sprintf("send delay p99 %.2f ms (limit %.0f ms)", ms(r.sendP99), ms(maxSendDelay)))
 	}
 	if p := pct(r.lateBunch, r.chunks); p > maxLateBunchPct {
@@ -245,7 +248,7 @@ func verdict(r checkResult, dur float64) string {
 		// Without the kernel's receive times, read delays cannot be seen.
 		return fmt.Sprintf("the client had headroom, but timing is not verified: %.0f%% of responses were timed when read, not by the kernel", 100-r.kernelTimed) + note
 	}
-	return fmt.Sprintf("the client had headroom and its timing held (read delay p99 %.2f ms, send delay p99 %.2f ms)", ms(r.readDelay.Quantile(0.99)), ms(r.sendP99)) + note
+	return fmt.Sprintf("the client had headroom and its timing held (read delay p99 %.2f ms, %.1f%% of chunks bunched by late reads)", ms(r.readDelay.Quantile(0.99)), pct(r.lateBunch, r.chunks)) + note
 }
 
 // sourcesText says where the output lengths came from: "server 100%",

@@ -38,6 +38,8 @@ func TestVerdict(t *testing.T) {
 		{"late reads", checkResult{cpu: 100 * time.Millisecond, readDelay: late}, 10,
 			[]string{"may be distorted: read delay p99 7.", "(limit 5 ms)"}, []string{"headroom"}},
 		{"late sends", checkResult{sendP99: 3 * time.Millisecond}, 10, []string{"send delay p99 3.00 ms"}, nil},
+		// Without a schedule a request cannot leave late.
+		{"late sends, closed loop", checkResult{sendP99: 3 * time.Millisecond, closed: true}, 10, []string{"timing held"}, []string{"distorted"}},
 		{"bunched", checkResult{chunks: 1000, bunched: 500, lateBunch: 30}, 10, []string{"3.0% of chunks bunched by late reads"}, nil},
 		// Bunched by the server (read at once): no failure.
 		{"server bunched", checkResult{chunks: 1000, bunched: 500}, 10, []string{"timing held"}, []string{"distorted"}},

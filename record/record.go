@@ -62,9 +62,11 @@ type Record struct {
 	OutputLen    int
 	OutputSource OutputSource
 
-	// SendDelay runs from just before the request's first byte was written
-	// to when its last one was (0 when unknown): the part of sending that
-	// TTFT includes (a slow write, or a goroutine preempted in it).
+	// SendDelay runs from when the client took the request up (its slot
+	// taken) to just before its first byte was written (0 when unknown):
+	// building it, waiting for a processor, connecting when it had to. Its
+	// TTFT starts at the write (before the connect, when it connected), so
+	// this makes the request leave late rather than its latencies long.
 	SendDelay float64
 	// Chunks counts the chunks with content; Bunched those that came in
 	// the same read as the content chunk before them (their gap is 0, and
