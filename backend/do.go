@@ -115,11 +115,13 @@ func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch ti
 		return
 	}
 	defer resp.Body.Close()
+	// The server's id stands in for ours where ours was not sent (trt
+	// sends no headers, a --header may carry one of the user's).
 	if id := resp.Header.Get("X-Request-Id"); id != "" && id != rec.ID {
-		if rec.ID == "" {
-			rec.ID = id
-		} else {
+		if c.ownID && rec.ID != "" {
 			rec.ServerID = id
+		} else {
+			rec.ID = id
 		}
 	}
 	if resp.StatusCode != http.StatusOK {

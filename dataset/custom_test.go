@@ -130,7 +130,7 @@ func TestCustomImage(t *testing.T) {
 			t.Errorf("printed %q, want a line %q", out.String(), want)
 		}
 	}
-	wantBody := `{"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "` + a.Images[0] + `"}}, {"type": "text", "text": "w1 w2"}]}], "max_completion_tokens": 9, "stream": true, "temperature": 0.0, "ignore_eos": true}`
+	wantBody := `{"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "` + a.Images[0] + `"}}, {"type": "text", "text": "w1 w2"}]}], "max_completion_tokens": 9, "stream": true, "temperature": 0.0, "ignore_eos": true, "stream_options": {"include_usage": true}}`
 	if got := sentBody(t, "sglang-oai-chat", a, &pyjson.Object{}); got != wantBody {
 		t.Errorf("body\n%s\nwant\n%s", got, wantBody)
 	}

@@ -254,7 +254,7 @@ Created 3 blank png images with average %d bytes per request
 	r = rows[0]
 	body = string(c.Body(&backend.Input{Text: r.Text, Images: r.Images, OutputLen: r.OutputLen, Model: "m"}))
 	part := `{"type": "image_url", "image_url": {"url": ` + jsonStr(blank) + `}}`
-	wantBody = `{"model": "m", "messages": [{"role": "user", "content": [` + part + `, ` + part + `, {"type": "text", "text": ` + jsonStr(r.Text) + `}]}], "max_completion_tokens": 4, "stream": true, "temperature": 0.0, "ignore_eos": true}`
+	wantBody = `{"model": "m", "messages": [{"role": "user", "content": [` + part + `, ` + part + `, {"type": "text", "text": ` + jsonStr(r.Text) + `}]}], "max_completion_tokens": 4, "stream": true, "temperature": 0.0, "ignore_eos": true, "stream_options": {"include_usage": true}}`
 	if body != wantBody {
 		t.Errorf("chat body\n%.300s\nwant\n%.300s", body, wantBody)
 	}

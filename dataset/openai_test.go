@@ -78,9 +78,9 @@ func TestOpenAI(t *testing.T) {
 		want    string
 	}{
 		{"sglang-oai-chat", 0, `{"model": "m", "messages": [{"role": "system", "content": "w1"}, {"role": "user", "content": "w2 w3"}], "max_completion_tokens": 7, "stream": true, ` +
-			`"ignore_eos": true, "temperature": 0.5, "seed": 3, "tools": [{"type": "function", "function": {"name": "w4"}}]}`},
+			`"ignore_eos": true, "temperature": 0.5, "seed": 3, "tools": [{"type": "function", "function": {"name": "w4"}}], "stream_options": {"include_usage": true}}`},
 		{"vllm-chat", 1, `{"model": "m", "messages": [{"role": "user", "content": "w6 w7 w8"}], "max_completion_tokens": 256, "stream": true, ` +
-			`"ignore_eos": true, "temperature": 1, "seed": 3, "top_p": 0.9}`},
+			`"ignore_eos": true, "temperature": 1, "seed": 3, "top_p": 0.9, "stream_options": {"include_usage": true}}`},
 	} {
 		if got := sentBody(t, c.backend, rows[c.row], global); got != c.want {
 			t.Errorf("%s row %d body\n%s\nwant\n%s", c.backend, c.row, got, c.want)
