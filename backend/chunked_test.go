@@ -130,43 +130,31 @@ func TestChunkedNoWaitHoldingBytes(t *testing.T) {
 // HTTP chunk straddles two writes hold apart: the first event is complete
 // in the first write.
 func splitServer(t *testing.T, useTLS bool, hold time.Duration) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	scheme := "http"
+	var wrap func(net.Listener) net.Listener
 	if useTLS {
 		// httptest's own certificate, which the client is told to trust.
 		s := httptest.NewTLSServer(http.NotFoundHandler())
 		certs := s.TLS.Certificates
 		s.Close()
-		ln = tls.NewListener(ln, &tls.Config{Certificates: certs})
-		scheme = "https"
+		wrap = func(ln net.Listener) net.Listener { return tls.NewListener(ln, &tls.Config{Certificates: certs}) }
 	}
-	t.Cleanup(func() { ln.Close() })
 	ev1 := "data: {\"choices\":[{\"text\":\"a\"}]}\n\n"
 	ev2 := "data: {\"choices\":[{\"text\":\"b\"}]}\n\ndata: [DONE]\n\n"
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				req, err := http.ReadRequest(bufio.NewReader(conn))
-				if err != nil {
-					return
-				}
-				io.Copy(io.Discard, req.Body)
-				chunk2 := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(ev2), ev2)
-				fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n%s", len(ev1), ev1, chunk2[:10])
-				time.Sleep(hold)
-				io.WriteString(conn, chunk2[10:])
-			}()
+	url := rawAccept(t, wrap, func(conn net.Conn, br *bufio.Reader) {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
 		}
-	}()
-	return scheme + "://" + ln.Addr().String()
+		io.Copy(io.Discard, req.Body)
+		chunk2 := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(ev2), ev2)
+		fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n%s", len(ev1), ev1, chunk2[:10])
+		time.Sleep(hold)
+		io.WriteString(conn, chunk2[10:])
+	})
+	if useTLS {
+		url = "https" + strings.TrimPrefix(url, "http")
+	}
+	return url
 }
 
 // A complete event is timed when it came, though the HTTP chunk after it

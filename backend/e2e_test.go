@@ -253,9 +253,30 @@ func rawServer(t *testing.T, response string) string { return rawListener(t, res
 func resetServer(t *testing.T, head string) string { return rawListener(t, head, true) }
 
 func rawListener(t *testing.T, response string, reset bool) string {
+	return rawAccept(t, nil, func(conn net.Conn, br *bufio.Reader) {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		io.Copy(io.Discard, req.Body)
+		io.WriteString(conn, response)
+		if reset {
+			conn.(*net.TCPConn).SetLinger(0)
+		}
+	})
+}
+
+// rawAccept serves each connection to a loopback listener (wrapped by
+// wrap, when set: TLS, say) with serve, which may read requests from br,
+// then closes it. It returns the listener's address, "host:port".
+func rawAccept(t *testing.T, wrap func(net.Listener) net.Listener, serve func(conn net.Conn, br *bufio.Reader)) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if wrap != nil {
+		ln = wrap(ln)
 	}
 	t.Cleanup(func() { ln.Close() })
 	go func() {
@@ -266,19 +287,11 @@ func rawListener(t *testing.T, response string, reset bool) string {
 			}
 			go func() {
 				defer conn.Close()
-				req, err := http.ReadRequest(bufio.NewReader(conn))
-				if err != nil {
-					return
-				}
-				io.Copy(io.Discard, req.Body)
-				io.WriteString(conn, response)
-				if reset {
-					conn.(*net.TCPConn).SetLinger(0)
-				}
+				serve(conn, bufio.NewReader(conn))
 			}()
 		}
 	}()
-	return "http://" + ln.Addr().String()
+	return "http://" + addr
 }
 
 func TestTransportFailures(t *testing.T) {

@@ -210,35 +210,20 @@ func TestPreconnect(t *testing.T) {
 // that closed an idle connection as the request was written.
 func closeSecondServer(t *testing.T) (string, *atomic.Int32) {
 	var conns atomic.Int32
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			go func() {
-				defer conn.Close()
-				br := bufio.NewReader(conn)
-				req, err := http.ReadRequest(br)
-				if err != nil {
-					return
-				}
-				io.Copy(io.Discard, req.Body)
-				const ev = "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n"
-				fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(ev), ev)
-				if req, err = http.ReadRequest(br); err == nil {
-					io.Copy(io.Discard, req.Body)
-				}
-			}()
+	url := rawAccept(t, nil, func(conn net.Conn, br *bufio.Reader) {
+		conns.Add(1)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
 		}
-	}()
-	return "http://" + ln.Addr().String(), &conns
+		io.Copy(io.Discard, req.Body)
+		const ev = "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n"
+		fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(ev), ev)
+		if req, err = http.ReadRequest(br); err == nil {
+			io.Copy(io.Discard, req.Body)
+		}
+	})
+	return url, &conns
 }
 
 // A request written on a kept connection that the server closes without

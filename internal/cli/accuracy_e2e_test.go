@@ -24,13 +24,7 @@ func TestTimingAccuracy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a timing run of several seconds; not with -short")
 	}
-	cfg, _ := sim.Preset(sim.PresetH100Llama8B)
-	cfg.PrefillOverhead = 15 * time.Millisecond
-	cfg.PrefillTokensPerSec = 1e15
-	cfg.DecodeBase = 8 * time.Millisecond
-	cfg.DecodePerRequest = 0
-	cfg.EOSProbability = 0
-	_, base := newSim(t, cfg)
+	_, base := newSim(t, steadySim(15*time.Millisecond, 8*time.Millisecond))
 	for _, be := range []string{"vllm-chat", "sglang"} {
 		t.Run(be, func(t *testing.T) {
 			getJSON[map[string]any](t, base+"/sim/truth")

@@ -22,12 +22,7 @@ import (
 // server's within the tolerance.
 func TestEndToEndAgainstSimTruth(t *testing.T) {
 	const tolerance = 0.100 // s: loose, the machine is shared; typical errors are a fraction of a millisecond
-	cfg, _ := sim.Preset(sim.PresetH100Llama8B)
-	cfg.PrefillOverhead = 20 * time.Millisecond
-	cfg.PrefillTokensPerSec = 1e15
-	cfg.DecodeBase = 4 * time.Millisecond
-	cfg.DecodePerRequest = 0
-	cfg.EOSProbability = 0
+	cfg := steadySim(20*time.Millisecond, 4*time.Millisecond)
 	_, base := newSim(t, cfg)
 
 	perChunk := map[string]bool{"sglang-oai": true, "sglang-oai-chat": true, "vllm": true, "vllm-chat": true,
@@ -108,6 +103,18 @@ func TestEndToEndAgainstSimTruth(t *testing.T) {
 			t.Logf("%s: mean TTFT error %+.3f ms", be, errSum/8*1000)
 		})
 	}
+}
+
+// steadySim is a simulator whose TTFT is prefill and whose decode steps
+// take step, whatever the batch, and whose replies run to their length.
+func steadySim(prefill, step time.Duration) sim.Config {
+	cfg, _ := sim.Preset(sim.PresetH100Llama8B)
+	cfg.PrefillOverhead = prefill
+	cfg.PrefillTokensPerSec = 1e15
+	cfg.DecodeBase = step
+	cfg.DecodePerRequest = 0
+	cfg.EOSProbability = 0
+	return cfg
 }
 
 func httpPost(url string) (int, error) {
