@@ -175,6 +175,7 @@ func TestSplitChunkTimedOnArrival(t *testing.T) {
 			t.Fatalf("tls %v: %s", useTLS, rec.Error)
 		}
 		gaps := rec.Gaps.Seconds()
+		t.Logf("tls %v: TTFT %.2f ms, gap %v", useTLS, rec.TTFT*1e3, gaps)
 		if rec.TTFT > 0.1 || len(gaps) != 1 || gaps[0] < 0.25 {
 			t.Errorf("tls %v: TTFT %.3f s, gaps %v; want the first event at once and the second %v later", useTLS, rec.TTFT, gaps, hold)
 		}
