@@ -253,20 +253,3 @@ func joinMessages(ms []json.RawMessage) []byte {
 	}
 	return append(b, ']')
 }
-
-// completedOnly keeps the records of requests that were sent and not cut
-// by the interrupt, and counts the others.
-func completedOnly(recs []record.Record) (kept []record.Record, notSent, cancelled int) {
-	kept = recs[:0:0]
-	for _, rec := range recs {
-		switch {
-		case !rec.Sent:
-			notSent++
-		case rec.ErrorKind == record.KindInterrupted:
-			cancelled++
-		default:
-			kept = append(kept, rec)
-		}
-	}
-	return kept, notSent, cancelled
-}

@@ -11,6 +11,7 @@ import (
 	"benchserve/backend"
 	"benchserve/internal/pyfmt"
 	"benchserve/record"
+	"benchserve/serverctl"
 )
 
 // printStart and printEnd are --print-requests: one line when a request
@@ -30,7 +31,7 @@ func (r *runner) printStart(in *backend.Input) {
 		extra = string(in.Extra.Bytes())
 	}
 	fmt.Fprintf(r.env.Stdout, "rid=%s time=%s message=\"request start\" request_func_input=\"RequestFuncInput(prompt='...', api_url=%s, prompt_len=%d, output_len=%d, model=%s, lora_name=%s, image_data=None, extra_request_body=%s, timestamp=None, routing_key=None)\"\n",
-		rid, pyfmt.Float(unixTime()), pyfmt.Quote(redact(r.client.URL())), in.PromptLen, in.OutputLen, pyfmt.Quote(in.Model), lora, extra)
+		rid, pyfmt.Float(unixTime()), pyfmt.Quote(serverctl.Redact(r.client.URL())), in.PromptLen, in.OutputLen, pyfmt.Quote(in.Model), lora, extra)
 }
 
 func (r *runner) printEnd(rid string, started float64, rec *record.Record) {
@@ -70,4 +71,11 @@ func requestID() string {
 	h[23] = '-'
 	hex.Encode(h[24:], b[10:])
 	return string(h[:])
+}
+
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
 }

@@ -52,29 +52,6 @@ func TestHeaders(t *testing.T) {
 	}
 }
 
-func TestAcceptLength(t *testing.T) {
-	cases := map[string]float64{ // -1: no accept length
-		`{"internal_states":[{"avg_spec_accept_length":3.25}]}`:           3.25,
-		`{"internal_states":[{}]}`:                                        -1,
-		`{"internal_states":[]}`:                                          -1,
-		`{"decode":[{"internal_states":[{"avg_spec_accept_length":2}]}]}`: 2,
-		`{"decode":[],"internal_states":[{"avg_spec_accept_length":9}]}`:  -1,
-		`not json`: -1,
-	}
-	for in, want := range cases {
-		got := -1.0
-		if v := acceptLength([]byte(in)); v != nil {
-			got = *v
-		}
-		if got != want {
-			t.Errorf("acceptLength(%s) = %v, want %v", in, got, want)
-		}
-	}
-	if acceptLength(nil) != nil {
-		t.Error("nil body gave an accept length")
-	}
-}
-
 func TestCheckSupported(t *testing.T) {
 	base := func() *Config {
 		return &Config{Params: dataset.Params{Backend: "sglang"}, DatasetName: "random", LoraZipfAlpha: 1.5, LoraDistribution: "uniform"}

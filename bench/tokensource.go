@@ -1,6 +1,10 @@
 package bench
 
-import "context"
+import (
+	"context"
+
+	"benchserve/serverctl"
+)
 
 // Where the tokenizer's name came from, for its load error.
 const (
@@ -13,11 +17,11 @@ const (
 // tokenizerID is the reference's choice of tokenizer: --tokenizer, else
 // the server's /model_info, else the model (detected: found at
 // /v1/models).
-func tokenizerID(ctx context.Context, cfg *Config, ctl *control, model string, detected bool) (string, int) {
+func tokenizerID(ctx context.Context, cfg *Config, srv *serverctl.Server, model string, detected bool) (string, int) {
 	if cfg.Tokenizer != nil {
 		return *cfg.Tokenizer, fromFlag
 	}
-	if p := ctl.tokenizerPath(ctx); p != "" {
+	if p := srv.TokenizerPath(ctx); p != "" {
 		return p, fromModelInfo
 	}
 	if detected {

@@ -8,6 +8,7 @@ import (
 
 	"benchserve/backend"
 	"benchserve/dataset"
+	"benchserve/serverctl"
 )
 
 // validate checks what can be checked before the first network call, so
@@ -58,7 +59,7 @@ func checkTarget(cfg *Config) error {
 		return checkHost(cfg.Host)
 	}
 	raw := *cfg.BaseURL
-	shown := redact(raw)
+	shown := serverctl.Redact(raw)
 	if !strings.Contains(raw, "://") {
 		// url.Parse reads "localhost:3000" as scheme "localhost".
 		return usage("--base-url %s: no scheme; did you mean --base-url http://%s?", shown, strings.TrimLeft(shown, "/"))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"benchserve/record"
+	"benchserve/serverctl"
 )
 
 // warmup sends n copies of the first row, with at most 32 output tokens and
@@ -52,7 +53,7 @@ func (r *runner) warmup(ctx context.Context, n int) error {
 			return nil
 		}
 	}
-	msg := recs[0].Error + " (POST " + redact(r.client.URL()) + ")"
+	msg := recs[0].Error + " (POST " + serverctl.Redact(r.client.URL()) + ")"
 	fmt.Fprintf(r.env.Stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: %s\n", msg)
 	return failure("warmup failed: %s", msg)
 }

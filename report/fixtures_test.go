@@ -50,7 +50,7 @@ func completionsRun() (Run, metrics.Summary) {
 // embeddingRun has the embedding layout: no token, TTFT, TPOT or ITL lines.
 func embeddingRun() (Run, metrics.Summary) {
 	run := Run{
-		Backend: "sglang-embedding", DatasetName: "random",
+		Backend: "sglang-embedding", Embedding: true, DatasetName: "random",
 		RequestRate: 8.0, MaxConcurrency: ptr(0), RandomInputLen: 256, RandomOutputLen: 1, RandomRangeRatio: 0.5,
 	}
 	s := metrics.Summary{

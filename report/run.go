@@ -16,6 +16,9 @@ import (
 type Run struct {
 	Backend     string
 	DatasetName string
+	// Embedding: the backend measures embeddings, so the block has no
+	// token, TTFT, TPOT or ITL lines.
+	Embedding bool
 
 	// RequestRate is --request-rate (+Inf for a burst). With Trace
 	// (--use-trace-timestamps) the rate is shown as "trace" instead.
@@ -41,10 +44,7 @@ type Run struct {
 	Extra *pyjson.Object
 }
 
-// embeddingBackends print no token, TTFT, TPOT or ITL figures.
-var embeddingBackends = map[string]bool{"sglang-embedding": true, "vllm-embedding": true}
-
-func (r Run) embedding() bool { return embeddingBackends[r.Backend] }
+func (r Run) embedding() bool { return r.Embedding }
 
 // visionDataset reports whether the block shows the vision-token total.
 func (r Run) visionDataset() bool { return r.DatasetName == "image" || r.DatasetName == "mmmu" }

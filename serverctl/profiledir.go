@@ -1,4 +1,4 @@
-package bench
+package serverctl
 
 import (
 	"errors"
@@ -43,13 +43,13 @@ func removeEmpty(dirs []string) {
 	}
 }
 
-// cleanup removes the output directories left empty when the run ends.
+// Cleanup removes the output directories left empty when the run ends.
 // When the server stops profiling on its own (--profile-steps, or
 // --profile-num-steps outside PD mode) it may write after the run, so
 // then they are kept.
-func (p *profiler) cleanup() {
-	cfg := p.cfg
-	selfStop := cfg.ProfileSteps != nil || (!cfg.PDSeparated && cfg.ProfileNumSteps != nil)
+func (p *Profiler) Cleanup() {
+	opt := p.opt
+	selfStop := opt.Steps != nil || (!opt.PDSeparated && opt.NumSteps != nil)
 	if p.started && selfStop {
 		return
 	}

@@ -1,4 +1,4 @@
-package bench
+package serverctl
 
 import (
 	"context"
@@ -54,21 +54,20 @@ func TestProfileLeavesNoEmptyDirectories(t *testing.T) {
 			defer srv.Close()
 			root := t.TempDir()
 			dir := filepath.Join(root, "new", "deeper")
-			cfg := &Config{Profile: true, ProfileActivities: []string{"CPU"}, ProfileOutputDir: &dir}
+			opt := ProfileOptions{Profile: true, Activities: []string{"CPU"}, OutputDir: dir}
 			if c.steps {
 				n := 3
-				cfg.ProfileSteps = &n
+				opt.Steps = &n
 			}
-			p := &profiler{cfg: cfg, ctl: &control{base: srv.URL, http: backend.NewHTTPClient(backend.ClientOptions{})},
-				out: io.Discard, getenv: func(string) string { return "" }}
-			p.start(context.Background())
+			p := NewProfiler(&Server{Base: srv.URL, HTTP: backend.NewHTTPClient(backend.ClientOptions{})}, opt, io.Discard)
+			p.Start(context.Background())
 			mu.Lock()
 			defer mu.Unlock()
 			if p.started != c.wantStart || outputDir == "" {
 				t.Fatalf("started %v (output_dir %q), want %v", p.started, outputDir, c.wantStart)
 			}
-			p.stop(context.Background())
-			p.cleanup()
+			p.Stop(context.Background())
+			p.Cleanup()
 			_, err := os.Stat(outputDir)
 			if kept := err == nil; kept != c.wantKept {
 				t.Errorf("output dir kept %v, want %v", kept, c.wantKept)

@@ -1,4 +1,8 @@
-package bench
+// Package serverctl makes the control-plane calls to an inference server
+// (spec §8): readiness, model and tokenizer discovery, cache flush, the
+// profiler, /server_info. They send the auth header only; their failures
+// are plain errors, which the caller words as it needs.
+package serverctl
 
 import (
 	"bytes"
@@ -17,19 +21,23 @@ import (
 	"benchserve/internal/pyfmt"
 )
 
-// control makes the control-plane calls (§8): readiness, model discovery,
-// cache flush, profiler, server info. They send the auth header only.
-type control struct {
-	base string
-	auth http.Header
-	http *http.Client
+// Server is one inference server's control plane: Base is its URL (no
+// trailing slash), Auth the headers every call carries (the API key),
+// HTTP the client the calls go through.
+type Server struct {
+	Base string
+	Auth http.Header
+	HTTP *http.Client
 }
 
-func (c *control) get(ctx context.Context, path string, timeout time.Duration) (int, []byte, error) {
-	return c.do(ctx, http.MethodGet, c.base+path, nil, c.auth, timeout)
+func (c *Server) get(ctx context.Context, path string, timeout time.Duration) (int, []byte, error) {
+	return c.Do(ctx, http.MethodGet, c.Base+path, nil, c.Auth, timeout)
 }
 
-func (c *control) do(ctx context.Context, method, u string, body []byte, h http.Header, timeout time.Duration) (int, []byte, error) {
+// Do makes one call to u with the headers h (and a JSON content type when
+// there is a body), bounded by timeout when it is positive, and returns the
+// status and up to 64 MiB of the body.
+func (c *Server) Do(ctx context.Context, method, u string, body []byte, h http.Header, timeout time.Duration) (int, []byte, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -49,7 +57,7 @@ func (c *control) do(ctx context.Context, method, u string, body []byte, h http.
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -58,23 +66,23 @@ func (c *control) do(ctx context.Context, method, u string, body []byte, h http.
 	return resp.StatusCode, data, err
 }
 
-// waitReady polls u once a second until it answers 200 or timeout passes,
+// WaitReady polls u once a second until it answers 200 or timeout passes,
 // printing the reference tool's lines. An answer no retry can change (401
 // or 403, a certificate that does not verify) ends the wait at once; the
 // reference retries those until the timeout.
-func (c *control) waitReady(ctx context.Context, out io.Writer, u string, timeout int) error {
-	fmt.Fprintf(out, "Waiting up to %ds for %s to become ready...\n", timeout, redact(u))
+func (c *Server) WaitReady(ctx context.Context, out io.Writer, u string, timeout int) error {
+	fmt.Fprintf(out, "Waiting up to %ds for %s to become ready...\n", timeout, Redact(u))
 	start := time.Now()
 	last := ""
 	for {
-		status, _, err := c.do(ctx, http.MethodGet, u, nil, c.auth, 5*time.Second)
+		status, _, err := c.Do(ctx, http.MethodGet, u, nil, c.Auth, 5*time.Second)
 		if err == nil && status == http.StatusOK {
 			fmt.Fprintf(out, "Server ready in %.1fs.\n", time.Since(start).Seconds())
 			return nil
 		}
-		if hopeless := readyHopeless(status, err, c.auth); hopeless != "" {
-			fmt.Fprintf(out, "Server at %s is not ready. Exiting.\n", redact(u))
-			return failure("the server at %s %s", redact(u), hopeless)
+		if hopeless := readyHopeless(status, err, c.Auth); hopeless != "" {
+			fmt.Fprintf(out, "Server at %s is not ready. Exiting.\n", Redact(u))
+			return fmt.Errorf("the server at %s %s", Redact(u), hopeless)
 		}
 		if err != nil {
 			last = shortErr(err)
@@ -83,9 +91,9 @@ func (c *control) waitReady(ctx context.Context, out io.Writer, u string, timeou
 		}
 		if time.Since(start) >= time.Duration(timeout)*time.Second || ctx.Err() != nil {
 			fmt.Fprintf(out, "Server did not become ready within %ds timeout.\n", timeout)
-			fmt.Fprintf(out, "Server at %s is not ready. Exiting.\n", redact(u))
-			return failure("server at %s is not ready after %ds (last attempt: %s); check --host/--port/--base-url, or raise --ready-check-timeout-sec",
-				redact(u), timeout, last)
+			fmt.Fprintf(out, "Server at %s is not ready. Exiting.\n", Redact(u))
+			return fmt.Errorf("server at %s is not ready after %ds (last attempt: %s); check --host/--port/--base-url, or raise --ready-check-timeout-sec",
+				Redact(u), timeout, last)
 		}
 		select {
 		case <-ctx.Done():
@@ -114,8 +122,8 @@ func readyHopeless(status int, err error, auth http.Header) string {
 	return ""
 }
 
-// firstModel returns data[0].id of GET /v1/models, "" for an empty list.
-func (c *control) firstModel(ctx context.Context) (string, error) {
+// FirstModel returns data[0].id of GET /v1/models, "" for an empty list.
+func (c *Server) FirstModel(ctx context.Context) (string, error) {
 	status, body, err := c.get(ctx, "/v1/models", 30*time.Second)
 	if err != nil {
 		return "", errors.New(shortErr(err))
@@ -137,9 +145,9 @@ func (c *control) firstModel(ctx context.Context) (string, error) {
 	return v.Data[0].ID, nil
 }
 
-// tokenizerPath returns tokenizer_path or model_path from GET /model_info,
+// TokenizerPath returns tokenizer_path or model_path from GET /model_info,
 // "" when the server has neither; errors are ignored, as the reference does.
-func (c *control) tokenizerPath(ctx context.Context) string {
+func (c *Server) TokenizerPath(ctx context.Context) string {
 	status, body, err := c.get(ctx, "/model_info", 5*time.Second)
 	if err != nil || status != http.StatusOK {
 		return ""
@@ -157,32 +165,42 @@ func (c *control) tokenizerPath(ctx context.Context) string {
 	return v.ModelPath
 }
 
-// flush empties the server's prefix cache (§8.2); a non-2xx answer is an error.
-func (c *control) flush(ctx context.Context, backend string, timeout float64) error {
-	u := c.base + "/flush_cache"
-	switch {
-	case strings.HasPrefix(backend, "vllm"):
-		u = c.base + "/reset_prefix_cache"
-	case strings.HasPrefix(backend, "sglang"):
+// Flush says how a server's prefix cache is emptied.
+type Flush int
+
+const (
+	FlushPlain  Flush = iota // POST /flush_cache
+	FlushSGLang              // POST /flush_cache?timeout=<seconds>
+	FlushVLLM                // POST /reset_prefix_cache
+)
+
+// Flush empties the server's prefix cache (§8.2) the way style says,
+// waiting up to timeout seconds (SGLang); a non-2xx answer is an error.
+func (c *Server) Flush(ctx context.Context, style Flush, timeout float64) error {
+	u := c.Base + "/flush_cache"
+	switch style {
+	case FlushVLLM:
+		u = c.Base + "/reset_prefix_cache"
+	case FlushSGLang:
 		u += "?" + url.Values{"timeout": {pyfmt.Float(timeout)}}.Encode() // str(float), as requests sends it
 	}
-	status, body, err := c.do(ctx, http.MethodPost, u, nil, c.auth, 0)
+	status, body, err := c.Do(ctx, http.MethodPost, u, nil, c.Auth, 0)
 	if err != nil {
-		return fmt.Errorf("--flush-cache: POST %s: %s", redact(u), shortErr(err))
+		return fmt.Errorf("--flush-cache: POST %s: %s", Redact(u), shortErr(err))
 	}
 	if status < 200 || status > 299 {
 		hint := ""
-		if status == http.StatusNotFound && strings.HasPrefix(backend, "vllm") {
+		if status == http.StatusNotFound && style == FlushVLLM {
 			hint = "; vLLM serves /reset_prefix_cache only when started with VLLM_SERVER_DEV_MODE=1"
 		}
-		return fmt.Errorf("--flush-cache: POST %s answered %d %s: %s%s", redact(u), status, http.StatusText(status), oneLine(body, 300), hint)
+		return fmt.Errorf("--flush-cache: POST %s answered %d %s: %s%s", Redact(u), status, http.StatusText(status), oneLine(body, 300), hint)
 	}
 	return nil
 }
 
-// serverInfo returns the body of GET /server_info when it answers 200 with
+// Info returns the body of GET /server_info when it answers 200 with
 // JSON, else nil.
-func (c *control) serverInfo(ctx context.Context) []byte {
+func (c *Server) Info(ctx context.Context) []byte {
 	status, body, err := c.get(ctx, "/server_info", 30*time.Second)
 	if err != nil || status != http.StatusOK || !json.Valid(body) {
 		return nil
@@ -190,9 +208,9 @@ func (c *control) serverInfo(ctx context.Context) []byte {
 	return body
 }
 
-// acceptLength reads internal_states[0].avg_spec_accept_length from a
+// AcceptLength reads internal_states[0].avg_spec_accept_length from a
 // /server_info body (decode[0] first for a PD router), nil when absent.
-func acceptLength(info []byte) *float64 {
+func AcceptLength(info []byte) *float64 {
 	if info == nil {
 		return nil
 	}
@@ -209,7 +227,7 @@ func acceptLength(info []byte) *float64 {
 		if len(v.Decode) == 0 {
 			return nil
 		}
-		return acceptLength(v.Decode[0])
+		return AcceptLength(v.Decode[0])
 	}
 	if len(v.InternalStates) == 0 {
 		return nil
@@ -227,4 +245,14 @@ func oneLine(b []byte, n int) string {
 		s = s[:n] + "…"
 	}
 	return s
+}
+
+// Redact hides a password in a URL (https://user:xxxxx@host), so that
+// credentials in --base-url never reach the console or the result.
+func Redact(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.User == nil {
+		return u
+	}
+	return p.Redacted()
 }

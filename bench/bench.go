@@ -1,0 +1,121 @@
+// Package bench runs one benchmark as stages: Prepare (flags, server,
+// model, tokenizer, rows, schedule, client) → Execute (warmup, flush,
+// profiler, every request at its time) → Summarize (the figures and the
+// self-check), whose result package report prints and writes.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"benchserve/internal/syncio"
+	"benchserve/report"
+)
+
+var sprintf = fmt.Sprintf
+
+// Env is the process around a run: its output streams and environment.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	// Namespace prints the flags as Python prints an argparse Namespace.
+	// It is called again once the run has filled in what the reference
+	// sets on its args (the detected model, the default port).
+	Namespace func(*Config) string
+	// Progress turns the progress bar on (stderr is a terminal and
+	// --disable-tqdm was not given).
+	Progress bool
+	// Now gives the wall clock, for the output file's name.
+	Now func() time.Time
+	// Interrupt is closed when the user asks the run to stop (the first
+	// SIGINT or SIGTERM): no more requests are sent, those in flight get
+	// Grace to finish, and the result covers what completed.
+	Interrupt <-chan struct{}
+	// Grace is how long requests in flight may finish after an interrupt
+	// (0: DefaultGrace).
+	Grace time.Duration
+	// locked: Stdout and Stderr are already syncio.Locked.
+	locked bool
+}
+
+// DefaultGrace is how long requests in flight may finish after an interrupt.
+const DefaultGrace = 5 * time.Second
+
+// withDefaults fills in what e leaves out. Request goroutines print
+// (--print-requests) and so does the interrupt notice: each write must
+// land whole.
+func (e Env) withDefaults() Env {
+	if e.Getenv == nil {
+		e.Getenv = os.Getenv
+	}
+	if e.Now == nil {
+		e.Now = time.Now
+	}
+	if e.Grace <= 0 {
+		e.Grace = DefaultGrace
+	}
+	if !e.locked {
+		e.Stdout, e.Stderr, e.locked = syncio.Locked(e.Stdout), syncio.Locked(e.Stderr), true
+	}
+	return e
+}
+
+// Run runs one benchmark as the reference tool's run_benchmark does, prints
+// its result and appends its result line to the output file.
+func Run(ctx context.Context, cfg *Config, env Env) (*report.Result, error) {
+	env = env.withDefaults()
+	// Until the measured run starts there is nothing to keep: an interrupt
+	// ends the setup at once.
+	setup, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopOnInterrupt(setup, env.Interrupt, cancel)
+	p, err := Prepare(setup, cfg, env)
+	if err != nil {
+		return nil, interruptedSetup(err, env)
+	}
+	defer p.Close()
+	e, err := Execute(ctx, p)
+	if err != nil {
+		return nil, interruptedSetup(err, env)
+	}
+	res := Summarize(p, e)
+	return res, write(p, res)
+}
+
+// interruptedSetup is err, or the interrupt's exit when an interrupt
+// ended the run before its measured part.
+func interruptedSetup(err error, env Env) error {
+	if interrupted(env.Interrupt) {
+		return &ExitError{Code: ExitInterrupted, Msg: "interrupted before the benchmark started: nothing to report"}
+	}
+	return err
+}
+
+// write prints res and appends its line to the plan's output file; the
+// error is the run's exit.
+func write(p *Plan, res *report.Result) error {
+	if err := res.Print(p.Env.Stdout, p.Config.PlotThroughput); err != nil {
+		return err
+	}
+	if err := report.Append(p.OutputFile, res.Line()); err != nil {
+		return failure("--output-file: %v", err)
+	}
+	recs := res.Records
+	if res.Stop != nil {
+		return &ExitError{Code: ExitInterrupted, Msg: sprintf("interrupted; the result line for the %d requests that finished was appended to %s", len(recs), p.OutputFile)}
+	}
+	if res.Summary.Completed == 0 {
+		first := ""
+		for i := range recs {
+			if recs[i].Error != "" {
+				first = recs[i].Error
+				break
+			}
+		}
+		return &ExitError{Code: ExitAllFailed, Msg: sprintf("all %d requests failed; first error: %s", len(recs), first)}
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"benchserve/backend"
+	"benchserve/dataset"
+	"benchserve/internal/pyjson"
+	"benchserve/metrics"
+	"benchserve/record"
+	"benchserve/schedule"
+	"benchserve/serverctl"
+	"benchserve/tokenizer"
+)
+
+// Execution is what one execution of a Plan did.
+type Execution struct {
+	// Records are the requests in dispatch order: all of them, or after
+	// an interrupt those that were sent and not cut.
+	Records []record.Record
+	// Start is when the first request was scheduled, Duration the seconds
+	// from then to the end of the last response.
+	Start    time.Time
+	Duration float64
+	// Stopped: an interrupt ended the run; NotSent and Cancelled count
+	// what it left out of Records.
+	Stopped            bool
+	NotSent, Cancelled int
+	// Client is what the client measured of itself.
+	Client metrics.ClientStats
+	// ServerInfo is the body of GET /server_info after the run (nil when
+	// it did not answer with JSON).
+	ServerInfo []byte
+}
+
+// Execute runs the plan as the reference's run_benchmark does from its
+// warmup on: warmup, cache flush, the profiler, then every request at its
+// planned time, then /server_info. ctx bounds everything; the plan's
+// interrupt stops the sending (requests in flight get the grace period),
+// and then the Execution covers what completed.
+func Execute(ctx context.Context, p *Plan) (*Execution, error) {
+	r := newRunner(p)
+	// Until the measured run starts, an interrupt ends the execution at
+	// once; from then on it stops the sending, and what was sent is kept.
+	sending, stopSending := context.WithCancel(ctx)
+	defer stopSending()
+	stopOnInterrupt(sending, p.Env.Interrupt, stopSending)
+	cfg, out := p.Config, p.Env.Stdout
+
+	n := cfg.WarmupRequests
+	fmt.Fprintf(out, "Starting warmup with %d sequences...\n", n)
+	if err := r.warmup(sending, n); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "Warmup completed with %d sequences. Starting main benchmark run...\n", n)
+	flush := cfg.FlushCache || (strings.Contains(cfg.Backend, "sglang") && truthy(p.Env.Getenv("SGLANG_IS_IN_CI")))
+	if flush {
+		if err := p.Server.Flush(sending, flushStyle(cfg.Backend), cfg.FlushCacheTimeout); err != nil {
+			return nil, failure("%v", err)
+		}
+	}
+	// The reference pauses 1 s here so the server settles after the
+	// warmup and the flush; with neither there is nothing to settle.
+	if n > 0 || flush {
+		select {
+		case <-sending.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	if sending.Err() != nil {
+		return nil, sending.Err()
+	}
+	prof := serverctl.NewProfiler(p.Server, profileOptions(cfg, p.Env.Getenv), out)
+	prof.Start(sending)
+	defer prof.Cleanup()
+
+	var bar *progress
+	if p.Env.Progress {
+		bar = newProgress(p.Env.Stderr, len(p.Rows))
+	}
+	recs := r.records()
+	if cfg.RecordFile != nil {
+		rf, err := openRecordFile(*cfg.RecordFile)
+		if err != nil {
+			return nil, failure("%v", err)
+		}
+		r.recFile = rf
+		defer func() {
+			if err := rf.close(); err != nil {
+				fmt.Fprintf(p.Env.Stderr, "benchserve: error: %v\n", err)
+			}
+		}()
+	}
+	inflight, cancelInflight := context.WithCancel(ctx)
+	defer cancelInflight()
+	r.graceOnInterrupt(inflight, cancelInflight)
+	r.preconnect(sending)
+	// The read delays so far are the warmup's.
+	p.Client.ResetTiming()
+	check := startSelfCheck(len(recs), cfg.Sim)
+	start := time.Now()
+	end := r.dispatch(sending, inflight, recs, start, bar, check)
+	e := &Execution{Start: start, Duration: end.Sub(start).Seconds(), Stopped: interrupted(p.Env.Interrupt)}
+	e.Client = check.stop(p.Client.ReadDelays())
+	if e.Stopped {
+		recs, e.NotSent, e.Cancelled = completedOnly(recs)
+	}
+	e.Records = recs
+	prof.Stop(ctx)
+	bar.close()
+	e.ServerInfo = p.Server.Info(ctx)
+	return e, nil
+}
+
+// graceOnInterrupt closes the gate at the interrupt, so that no request
+// is written after it, and ends the requests in flight (cancel) when the
+// grace period has passed.
+func (r *runner) graceOnInterrupt(inflight context.Context, cancel func()) {
+	env := r.plan.Env
+	go func() {
+		select {
+		case <-env.Interrupt:
+			go r.gate.Close()
+			fmt.Fprintf(env.Stderr, "\nInterrupted: no more requests will be sent; those in flight have %v to finish. Interrupt again to exit now.\n", env.Grace)
+			select {
+			case <-time.After(env.Grace):
+				cancel()
+			case <-inflight.Done():
+			}
+		case <-inflight.Done():
+		}
+	}()
+}
+
+// preconnect opens connections before the clock starts, as many as the run
+// will have in flight at first, so that no measured TTFT pays for a TCP
+// connect (the reference connects inside every request; see
+// --no-keepalive). A server or gateway that caps connections refuses some:
+// the run goes on with those it has, and the rest connect as requests
+// need them.
+func (r *runner) preconnect(ctx context.Context) {
+	want := r.preconnects()
+	if want <= 0 {
+		return
+	}
+	if got, err := r.client.Preconnect(ctx, want); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(r.env.Stderr, "benchserve: warning: opened %d of %d connections to %s before the run (%v); the others connect when needed, and their first requests' TTFT includes the connect\n",
+			got, want, serverctl.Redact(r.client.URL()), err)
+	}
+}
+
+// preconnects is how many connections to open before the run: the
+// concurrency limit, or every request of a burst, else a few; never more
+// than 4096.
+func (r *runner) preconnects() int {
+	n := min(len(r.rows), 64)
+	switch {
+	case r.sem != nil:
+		n = min(len(r.rows), cap(r.sem))
+	case math.IsInf(r.cfg.RequestRate, 1):
+		n = len(r.rows)
+	}
+	return min(n, 4096)
+}
+
+// completedOnly keeps the records of requests that were sent and not cut
+// by the interrupt, and counts the others.
+func completedOnly(recs []record.Record) (kept []record.Record, notSent, cancelled int) {
+	kept = recs[:0:0]
+	for _, rec := range recs {
+		switch {
+		case !rec.Sent:
+			notSent++
+		case rec.ErrorKind == record.KindInterrupted:
+			cancelled++
+		default:
+			kept = append(kept, rec)
+		}
+	}
+	return kept, notSent, cancelled
+}
+
+// stopOnInterrupt calls cancel when interrupt closes (or ctx ends first).
+func stopOnInterrupt(ctx context.Context, interrupt <-chan struct{}, cancel func()) {
+	if interrupt == nil {
+		return
+	}
+	go func() {
+		select {
+		case <-interrupt:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+}
+
+func interrupted(interrupt <-chan struct{}) bool {
+	if interrupt == nil {
+		return false
+	}
+	select {
+	case <-interrupt:
+		return true
+	default:
+		return false
+	}
+}
+
+// runner is one execution's moving parts: the plan's, the concurrency
+// limit, the interrupt's gate and the record file.
+type runner struct {
+	plan   *Plan
+	cfg    *Config
+	env    Env
+	client *backend.Client
+	rows   []dataset.Row
+	slots  []schedule.Slot
+	extra  *pyjson.Object
+	model  string
+	tok    tokenizer.Tokenizer
+	sem    chan struct{}
+	// gate closes at the interrupt: no request is written after it.
+	gate *backend.Gate
+	// recFile is --record-file, set once the warmup is over.
+	recFile *recordFile
+}
+
+func newRunner(p *Plan) *runner {
+	r := &runner{plan: p, cfg: p.Config, env: p.Env, client: p.Client, rows: p.Rows, slots: p.Slots,
+		extra: p.Extra, model: p.Model, tok: p.Tok, gate: &backend.Gate{}}
+	if c := p.Config.MaxConcurrency; c != nil && *c > 0 {
+		r.sem = make(chan struct{}, *c)
+	}
+	return r
+}

@@ -1,0 +1,302 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"sync"
+
+	"benchserve/backend"
+	"benchserve/dataset"
+	"benchserve/hub"
+	"benchserve/internal/pyfmt"
+	"benchserve/internal/pyjson"
+	"benchserve/internal/pyrand"
+	"benchserve/report"
+	"benchserve/schedule"
+	"benchserve/serverctl"
+	"benchserve/tokenizer"
+	"net/http"
+)
+
+// Plan is a run made ready to execute: the server checked, the model and
+// tokenizer found, the rows built and scheduled, the client made. Execute
+// may run one Plan more than once (a sweep prepares once).
+type Plan struct {
+	Config *Config
+	Env    Env
+	// Server is the control plane, Client the requests' sender.
+	Server *serverctl.Server
+	Client *backend.Client
+	Tok    tokenizer.Tokenizer
+	// Rows are the requests to send (a conversation is one row of several
+	// rounds), Slots their schedule, one each.
+	Rows  []dataset.Row
+	Slots []schedule.Slot
+	// Model is the model name the requests carry (--served-model-name,
+	// else the model).
+	Model string
+	// Extra is the extra request body every request merges in.
+	Extra *pyjson.Object
+	// OutputFile is where the result line goes.
+	OutputFile string
+
+	// runawayOnce: the warning of a reply past its length comes once.
+	runawayOnce sync.Once
+}
+
+// Close closes the idle keep-alive connections, so that a process that
+// runs several benchmarks does not pile them up.
+func (p *Plan) Close() {
+	p.Client.CloseIdleConnections()
+	p.Server.HTTP.CloseIdleConnections()
+}
+
+// Closed reports a closed-loop run: no request has an intended send time
+// of its own (--request-rate inf without trace times).
+func (p *Plan) Closed() bool {
+	return math.IsInf(p.Config.RequestRate, 1) && !p.Rows[0].HasTimestamp
+}
+
+// Prepare does what the reference does before its warmup: checks the
+// flags, waits for the server, finds the model and the tokenizer, builds
+// the rows and their schedule, and makes the client; with the reference's
+// printed lines. ctx ends it (the interrupt).
+func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
+	env = env.withDefaults()
+	out := env.Stdout
+	if err := checkSupported(cfg); err != nil {
+		return nil, err
+	}
+	if err := validate(cfg); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "benchmark_args=%s\n", env.args(cfg))
+	raiseFileLimit(out)
+
+	if cfg.Seed < 0 || cfg.Seed > math.MaxUint32 {
+		return nil, usage("--seed: must be between 0 and 2**32 - 1, got %d", cfg.Seed)
+	}
+	py := pyrand.NewPython(int64(cfg.Seed))
+	np := pyrand.NewNumPy(uint32(cfg.Seed))
+	extra, err := extraBody(cfg, out)
+	if err != nil {
+		return nil, err
+	}
+
+	port := backend.DefaultPort(cfg.Backend)
+	if cfg.Port != nil {
+		port = *cfg.Port
+	}
+	base := baseURL(cfg, port)
+	p := &Plan{Config: cfg, Env: env, Extra: extra, OutputFile: outputFile(cfg, env.Now())}
+	if err := report.CheckWritable(p.OutputFile); err != nil {
+		return nil, failure("--output-file: %v", err)
+	}
+	auth := authHeader(env.Getenv)
+	hopt, err := clientOptions(cfg)
+	if err != nil {
+		return nil, usage("%v", err)
+	}
+	p.Server = &serverctl.Server{Base: base, Auth: auth, HTTP: backend.NewHTTPClient(hopt)}
+	model, detected, err := p.findModel(ctx, cfg, base)
+	if err != nil {
+		p.Server.HTTP.CloseIdleConnections()
+		return nil, err
+	}
+	settleArgs(cfg, port)
+	fmt.Fprintf(out, "%s\n\n", env.args(cfg))
+	p.Model = model
+	if cfg.ServedModelName != nil {
+		p.Model = *cfg.ServedModelName
+	}
+	if err := p.load(ctx, model, detected, py, np); err != nil {
+		p.Server.HTTP.CloseIdleConnections()
+		return nil, err
+	}
+	if err := p.makeClient(base, auth, hopt); err != nil {
+		p.Server.HTTP.CloseIdleConnections()
+		return nil, err
+	}
+	return p, nil
+}
+
+// extraBody is --extra-request-body with what --cache-report and
+// --fake-prefill add to it.
+func extraBody(cfg *Config, out io.Writer) (*pyjson.Object, error) {
+	extra := &pyjson.Object{}
+	if cfg.ExtraRequestBody != nil {
+		var err error
+		if extra, err = pyjson.ParseObject([]byte(*cfg.ExtraRequestBody)); err != nil {
+			return nil, usage("--extra-request-body: %v", err)
+		}
+	}
+	if cfg.CacheReport {
+		switch cfg.Backend {
+		case "sglang", "sglang-native":
+		case "sglang-oai", "sglang-oai-chat":
+			extra.Set("return_cached_tokens_details", pyjson.Bool(true))
+		default:
+			fmt.Fprintln(out, "WARNING: --cache-report is only supported with sglang backends.")
+		}
+	}
+	if cfg.FakePrefill {
+		extra.Set("bootstrap_host", pyjson.String("2.2.2.2"))
+		extra.Set("bootstrap_room", pyjson.Int(0))
+	}
+	return extra, nil
+}
+
+// findModel waits for the server to be ready, then returns --model, else
+// the first model /v1/models lists (detected), as the reference does.
+func (p *Plan) findModel(ctx context.Context, cfg *Config, base string) (model string, detected bool, err error) {
+	out := p.Env.Stdout
+	if cfg.ReadyCheckTimeoutSec > 0 {
+		health := base + "/v1/models"
+		if cfg.Backend == "trt" {
+			health = base
+		}
+		if err := p.Server.WaitReady(ctx, out, health, cfg.ReadyCheckTimeoutSec); err != nil {
+			return "", false, failure("%v", err)
+		}
+	}
+	if cfg.Model != nil {
+		return *cfg.Model, false, nil
+	}
+	m, err := p.Server.FirstModel(ctx)
+	if err != nil {
+		fmt.Fprintf(out, "Failed to fetch model from %s/v1/models. Error: %v\n", serverctl.Redact(base), err)
+		fmt.Fprintln(out, "Please specify the correct host and port using `--host` and `--port`.")
+		return "", false, &ExitError{Code: ExitFailure}
+	}
+	if m == "" {
+		fmt.Fprintln(out, "No model specified or found. Please provide a model using `--model`.")
+		return "", false, &ExitError{Code: ExitFailure}
+	}
+	cfg.Model = &m
+	return m, true, nil
+}
+
+// load resolves the tokenizer and builds and schedules the rows.
+func (p *Plan) load(ctx context.Context, model string, detected bool, py *pyrand.Python, np *pyrand.NumPy) error {
+	cfg, env := p.Config, p.Env
+	tokID, tokFrom := tokenizerID(ctx, cfg, p.Server, model, detected)
+	hc := hub.FromEnv(env.Getenv)
+	hc.Progress = env.Stderr
+	tok, err := tokenizer.Resolve(ctx, tokID, tokenizer.ResolveOptions{Hub: hc, Getenv: env.Getenv})
+	if err != nil {
+		return tokenizerError(tokFrom, err)
+	}
+	p.Tok = tok
+	rows, err := dataset.Load(ctx, datasetParams(cfg, model), dataset.Env{
+		Tok: tok, Py: py, NP: np, Out: env.Stdout, CacheDir: userCache(env.Getenv),
+		Progress: env.Stderr, // long builds say how far they are; stdout keeps the reference's lines
+		Fetch: func(ctx context.Context, repoType, repoID, file string) (string, error) {
+			return hc.Download(ctx, repoType, repoID, file, "main")
+		},
+	})
+	if err != nil {
+		return failure("%v", err)
+	}
+	if len(rows) == 0 {
+		return failure("--dataset-name %s: the dataset produced no requests", cfg.DatasetName)
+	}
+	var lora schedule.LoRA
+	if cfg.LoraName != nil {
+		lora = schedule.LoRA{Names: cfg.LoraName, Distribution: cfg.LoraDistribution, ZipfAlpha: cfg.LoraZipfAlpha}
+	}
+	slots, err := plan(cfg, rows, lora, py, np, env.Stdout)
+	if err != nil {
+		return err
+	}
+	p.Rows, p.Slots = rows, slots
+	return nil
+}
+
+// plan schedules the rows: by their trace times when they carry them
+// (sorted by time, stretched by --mooncake-slowdown-factor; unlike the
+// reference, whose --use-trace-timestamps only relabels the rate, the times
+// really drive sending), else by --request-rate and --arrival.
+func plan(cfg *Config, rows []dataset.Row, lora schedule.LoRA, py *pyrand.Python, np *pyrand.NumPy, out io.Writer) ([]schedule.Slot, error) {
+	timed := rows[0].HasTimestamp
+	if !timed {
+		if cfg.UseTraceTimestamps {
+			return nil, usage("--use-trace-timestamps: the %s dataset has no timestamps", cfg.DatasetName)
+		}
+		slots, err := schedule.Plan(len(rows), schedule.Arrival{Rate: cfg.RequestRate, Constant: cfg.Arrival == "constant", Burstiness: cfg.Burstiness}, lora, py, np)
+		if err != nil {
+			return nil, usage("%v", err)
+		}
+		return slots, nil
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Timestamp < rows[j].Timestamp })
+	times := make([]float64, len(rows))
+	for i := range rows {
+		times[i] = rows[i].Timestamp
+	}
+	fmt.Fprintf(out, "Sending each request at its trace time (slowdown factor %s), ignoring --request-rate.\n", pyfmt.Float(cfg.MooncakeSlowdown))
+	slots, err := schedule.PlanTrace(times, cfg.MooncakeSlowdown, lora, py, np)
+	if err != nil {
+		return nil, usage("%v", err)
+	}
+	return slots, nil
+}
+
+// makeClient makes the requests' client: the backend's, with the auth and
+// --header headers, keeping as many connections as the run has in flight.
+func (p *Plan) makeClient(base string, auth http.Header, hopt backend.ClientOptions) error {
+	cfg := p.Config
+	h := auth.Clone()
+	for k, v := range customHeaders(cfg.Header) {
+		h[k] = v
+	}
+	hopt.KeepAlive, hopt.MaxConns = !cfg.NoKeepalive, p.maxInflight()
+	opt := backend.Options{
+		Stream:              !cfg.DisableStream,
+		IgnoreEOS:           !cfg.DisableIgnoreEOS,
+		Temperature:         cfg.Temperature,
+		TopP:                cfg.TopP,
+		ReturnLogprob:       cfg.ReturnLogprob,
+		TopLogprobsNum:      cfg.TopLogprobsNum,
+		TokenIDsLogprob:     cfg.TokenIDsLogprob,
+		LogprobStartLen:     cfg.LogprobStartLen,
+		ReturnRoutedExperts: cfg.ReturnRoutedExperts,
+		CacheReport:         cfg.CacheReport,
+	}
+	if cfg.RequestTimeout != nil {
+		opt.Timeout = seconds(*cfg.RequestTimeout)
+	}
+	// Each reply's tokens are counted when it ends; its text is then kept
+	// only where something still needs it: the details, the next round of
+	// a conversation, or the chunks the metrics retokenize for sglang-oai*.
+	opt.Counter = p.Tok
+	opt.Runaway = p.runaway
+	opt.DropText = !cfg.OutputDetails && !cfg.PrintRequests && !conversations(p.Rows) &&
+		cfg.Backend != "sglang-oai" && cfg.Backend != "sglang-oai-chat"
+	client, err := backend.New(cfg.Backend, base, opt, h, backend.NewHTTPClient(hopt))
+	if err != nil {
+		return usage("%v", err)
+	}
+	p.Client = client
+	return nil
+}
+
+// maxInflight is the most requests the run has in flight: the
+// --max-concurrency cap, else every row.
+func (p *Plan) maxInflight() int {
+	if c := p.Config.MaxConcurrency; c != nil && *c > 0 {
+		return *c
+	}
+	return len(p.Rows)
+}
+
+func conversations(rows []dataset.Row) bool {
+	for i := range rows {
+		if rows[i].Turns != nil {
+			return true
+		}
+	}
+	return false
+}

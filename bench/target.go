@@ -1,0 +1,203 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"benchserve/backend"
+	"benchserve/dataset"
+	"benchserve/report"
+	"benchserve/serverctl"
+)
+
+// checkSupported refuses what this version does not implement, before any
+// network or dataset work.
+func checkSupported(cfg *Config) error {
+	if cfg.Backend == "gserver" {
+		return usage("--backend gserver: not implemented (the reference tool raises NotImplementedError for it too)")
+	}
+	if cfg.PrintRequests && cfg.Backend != "sglang-oai-chat" {
+		return usage("--print-requests: only supported with --backend sglang-oai-chat (as in the reference tool)")
+	}
+	if cfg.TokenizePrompt && cfg.Backend != "sglang" {
+		return usage("--tokenize-prompt: only compatible with --backend sglang")
+	}
+	if (cfg.LoraDistribution == "distinct" || cfg.LoraDistribution == "skewed") && len(cfg.LoraName) < 2 {
+		return usage("--lora-request-distribution %s: needs at least 2 names in --lora-name", cfg.LoraDistribution)
+	}
+	if !(cfg.LoraZipfAlpha > 1) {
+		return usage("--lora-zipf-alpha: must be greater than 1, got %s", strconv.FormatFloat(cfg.LoraZipfAlpha, 'g', -1, 64))
+	}
+	if cfg.NumPrompts < 0 {
+		return usage("--num-prompts: must not be negative, got %d", cfg.NumPrompts)
+	}
+	if cfg.MaxConcurrency != nil && *cfg.MaxConcurrency < 0 {
+		return usage("--max-concurrency: must not be negative, got %d", *cfg.MaxConcurrency)
+	}
+	if cfg.WarmupRequests < 0 {
+		return usage("--warmup-requests: must not be negative, got %d", cfg.WarmupRequests)
+	}
+	return nil
+}
+
+// userCache is where datasets keep what they reuse between runs:
+// $XDG_CACHE_HOME/benchserve, else ~/.cache/benchserve.
+func userCache(getenv func(string) string) string {
+	if d := getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "benchserve")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".cache", "benchserve")
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "benchserve")
+	}
+	return filepath.Join(d, "benchserve")
+}
+
+// clientOptions are the HTTP settings from --connect-timeout, --cacert and
+// --insecure, shared by the requests and the control-plane calls.
+func clientOptions(cfg *Config) (backend.ClientOptions, error) {
+	var o backend.ClientOptions
+	if cfg.RequestTimeout != nil && !(*cfg.RequestTimeout > 0) {
+		return o, fmt.Errorf("--request-timeout: must be > 0 seconds, got %v", *cfg.RequestTimeout)
+	}
+	if !(cfg.ConnectTimeout >= 0) || math.IsInf(cfg.ConnectTimeout, 0) {
+		return o, fmt.Errorf("--connect-timeout: must be a finite number >= 0, got %v", cfg.ConnectTimeout)
+	}
+	o.ConnectTimeout = seconds(cfg.ConnectTimeout)
+	cacert := ""
+	if cfg.CACert != nil {
+		cacert = *cfg.CACert
+	}
+	tls, err := backend.TLSConfig(cacert, cfg.Insecure)
+	o.TLS = tls
+	return o, err
+}
+
+func seconds(s float64) time.Duration {
+	if s > float64(math.MaxInt64)/1e9 {
+		return math.MaxInt64
+	}
+	return time.Duration(s * float64(time.Second))
+}
+
+func datasetParams(cfg *Config, model string) dataset.Params {
+	p := cfg.Params
+	p.Name, p.Path, p.Model = cfg.DatasetName, cfg.DatasetPath, model
+	return p
+}
+
+// baseURL is --base-url, else http://host:port with an IPv6 host bracketed.
+func baseURL(cfg *Config, port int) string {
+	if cfg.BaseURL != nil {
+		return strings.TrimRight(*cfg.BaseURL, "/")
+	}
+	host := cfg.Host
+	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
+		return "http://" + net.JoinHostPort(host, strconv.Itoa(port))
+	}
+	return "http://" + host + ":" + strconv.Itoa(port)
+}
+
+func outputFile(cfg *Config, now time.Time) string {
+	if cfg.OutputFile != nil {
+		return *cfg.OutputFile
+	}
+	return report.FileName(report.NameParams{
+		Backend:         cfg.Backend,
+		DatasetName:     cfg.DatasetName,
+		NumPrompts:      cfg.NumPrompts,
+		RandomInputLen:  cfg.RandomInputLen,
+		RandomOutputLen: cfg.RandomOutputLen,
+		ImageCount:      cfg.ImageCount,
+		ImageResolution: cfg.ImageResolution,
+	}, now)
+}
+
+// authHeader is Authorization: Bearer $OPENAI_API_KEY, else $API_KEY verbatim.
+func authHeader(getenv func(string) string) http.Header {
+	h := http.Header{}
+	if k := getenv("OPENAI_API_KEY"); k != "" {
+		h.Set("Authorization", "Bearer "+k)
+	} else if k := getenv("API_KEY"); k != "" {
+		h.Set("Authorization", k)
+	}
+	return h
+}
+
+// customHeaders parses --header Key=Value items, split on the first '=';
+// items with an empty key or value are dropped, as the reference does.
+func customHeaders(items []string) http.Header {
+	h := http.Header{}
+	for _, it := range items {
+		k, v, ok := strings.Cut(it, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" || v == "" {
+			continue
+		}
+		h[http.CanonicalHeaderKey(k)] = []string{v}
+	}
+	return h
+}
+
+func truthy(s string) bool {
+	s = strings.ToLower(s)
+	return s == "true" || s == "1"
+}
+
+// raiseFileLimit lifts the soft open-files limit to 65535 (or the hard
+// limit, if lower), as the reference does, so thousands of streams fit.
+func raiseFileLimit(out io.Writer) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return
+	}
+	const target = 65535
+	if lim.Cur >= target {
+		return
+	}
+	lim.Cur = min(target, lim.Max)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		fmt.Fprintf(out, "Fail to set RLIMIT_NOFILE: %v\n", err)
+	}
+}
+
+// flushStyle is how the backend's server empties its prefix cache.
+func flushStyle(name string) serverctl.Flush {
+	switch {
+	case strings.HasPrefix(name, "vllm"):
+		return serverctl.FlushVLLM
+	case strings.HasPrefix(name, "sglang"):
+		return serverctl.FlushSGLang
+	}
+	return serverctl.FlushPlain
+}
+
+// profileOptions are the --profile flags; the output directory is
+// --profile-output-dir, else $SGLANG_TORCH_PROFILER_DIR, else /tmp.
+func profileOptions(cfg *Config, getenv func(string) string) serverctl.ProfileOptions {
+	dir := "/tmp"
+	if cfg.ProfileOutputDir != nil {
+		dir = *cfg.ProfileOutputDir
+	} else if d := getenv("SGLANG_TORCH_PROFILER_DIR"); d != "" {
+		dir = d
+	}
+	return serverctl.ProfileOptions{
+		Profile: cfg.Profile, PDSeparated: cfg.PDSeparated,
+		PrefillURLs: cfg.ProfilePrefillURL, DecodeURLs: cfg.ProfileDecodeURL,
+		Activities: cfg.ProfileActivities, ByStage: cfg.ProfileByStage, Stages: cfg.ProfileStages,
+		StartStep: cfg.ProfileStartStep, Steps: cfg.ProfileSteps, NumSteps: cfg.ProfileNumSteps,
+		Prefix: cfg.ProfilePrefix, OutputDir: dir,
+	}
+}

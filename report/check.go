@@ -1,0 +1,184 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"benchserve/internal/pyjson"
+	"benchserve/metrics"
+	"benchserve/record"
+)
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// sourcesText says where the output lengths came from: "server 100%",
+// "retokenized 60%, requested 40%".
+func sourcesText(r *metrics.SelfCheck) string {
+	if r.OK == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, s := range []record.OutputSource{record.OutputServer, record.OutputRetokenized, record.OutputRequested, record.OutputNone} {
+		if n := r.Sources[s]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s%%", s, F(100*float64(n)/float64(r.OK))))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkRows are the console lines of the schedule-anchored and self-check
+// sections. Embedding runs have no TTFT, as in the reference block.
+func checkRows(r *metrics.SelfCheck, embedding bool) (map[string][]Row, []string) {
+	f := F
+	var a metrics.Anchored
+	if r.Anchored != nil {
+		a = *r.Anchored
+	}
+	val := func(v float64) string {
+		if r.Anchored == nil {
+			return "n/a"
+		}
+		return f(v)
+	}
+	var anchored []Row
+	if !embedding {
+		anchored = []Row{
+			{Label: "Mean TTFT from schedule (ms):", Value: val(a.TTFT.Mean)},
+			{Label: "Median TTFT from schedule (ms):", Value: val(a.TTFT.Median)},
+			{Label: "P99 TTFT from schedule (ms):", Value: val(a.TTFT.P99)},
+		}
+	}
+	anchored = append(anchored, []Row{
+		{Label: "Mean E2E from schedule (ms):", Value: val(a.E2E.Mean)},
+		{Label: "Median E2E from schedule (ms):", Value: val(a.E2E.Median)},
+		{Label: "P99 E2E from schedule (ms):", Value: val(a.E2E.P99)},
+		{Label: "Mean send lag (ms):", Value: val(a.Lag.Mean)},
+		{Label: "P99 send lag (ms):", Value: val(a.Lag.P99)},
+	}...)
+	check := []Row{
+		{Label: "Target request rate (req/s):", Value: f(r.Target)},
+		{Label: "Planned request rate (req/s):", Value: f(r.Planned)},
+		{Label: "Achieved send rate (req/s):", Value: f(r.Achieved)},
+		{Label: "Max requests in flight:", Value: fmt.Sprint(r.MaxInflight)},
+		{Label: "Dispatch lag p99 (ms):", Value: f(r.LagP99 * 1000)},
+		{Label: "Dispatch lag max (ms):", Value: f(r.LagMax * 1000)},
+		{Label: "Send delay p99 (ms):", Value: f(ms(r.SendP99))},
+		{Label: "Read delay p99 (ms):", Value: f(ms(r.ReadDelay.Quantile(0.99)))},
+		{Label: "Read delay max (ms):", Value: f(ms(r.ReadDelay.Max()))},
+		{Label: "Bunched chunks (%):", Value: f(r.BunchedPct())},
+		{Label: "Bunched by late reads (%):", Value: f(r.LateBunchedPct())},
+		{Label: "Client CPU time (s):", Value: f(r.CPU.Seconds())},
+		{Label: "Client CPU per output token (us):", Value: f(r.CPUPerToken)},
+		{Label: "GC pause total (ms):", Value: f(float64(r.GCPause) / 1e6)},
+		{Label: "Kernel-timed responses (%):", Value: f(r.KernelTimed)},
+	}
+	if !embedding {
+		check = append(check, Row{Label: "Output token counts from:", Value: sourcesText(r)})
+	}
+	check = append(check, Row{Label: "Client verdict:", Value: r.Verdict})
+	const t1, t2 = "Schedule-anchored latency", "Client self-check"
+	return map[string][]Row{t1: anchored, t2: check}, []string{t1, t2}
+}
+
+// checkKeys is the same figures as JSONL keys, written after the
+// reference's, with the count of failed requests.
+func checkKeys(r *metrics.SelfCheck, failed int) *pyjson.Object {
+	o := &pyjson.Object{}
+	// Closed loop: null, as there is no schedule to measure from.
+	stats := func(prefix string, s metrics.Stats) {
+		vals := []float64{s.Mean, s.Median, s.Std, s.P90, s.P95, s.P99}
+		for i, k := range []string{"mean", "median", "std", "p90", "p95", "p99"} {
+			if r.Anchored == nil {
+				o.Set(k+"_"+prefix+"_ms", pyjson.Null)
+			} else {
+				o.Set(k+"_"+prefix+"_ms", pyjson.Float(vals[i]))
+			}
+		}
+	}
+	var a metrics.Anchored
+	if r.Anchored != nil {
+		a = *r.Anchored
+	}
+	stats("ttft_from_schedule", a.TTFT)
+	stats("e2e_latency_from_schedule", a.E2E)
+	stats("send_lag", a.Lag)
+	o.Set("failed", pyjson.Int(failed))
+	o.Set("planned_request_rate", pyjson.Float(r.Planned))
+	o.Set("achieved_request_rate", pyjson.Float(r.Achieved))
+	o.Set("max_inflight_requests", pyjson.Int(r.MaxInflight))
+	o.Set("dispatch_lag_p99_ms", pyjson.Float(r.LagP99*1000))
+	o.Set("dispatch_lag_max_ms", pyjson.Float(r.LagMax*1000))
+	o.Set("send_delay_p50_ms", pyjson.Float(ms(r.SendP50)))
+	o.Set("send_delay_p99_ms", pyjson.Float(ms(r.SendP99)))
+	o.Set("send_delay_max_ms", pyjson.Float(ms(r.SendMax)))
+	o.Set("read_delay_p50_ms", pyjson.Float(ms(r.ReadDelay.Quantile(0.5))))
+	o.Set("read_delay_p99_ms", pyjson.Float(ms(r.ReadDelay.Quantile(0.99))))
+	o.Set("read_delay_max_ms", pyjson.Float(ms(r.ReadDelay.Max())))
+	o.Set("bunched_chunks_pct", pyjson.Float(r.BunchedPct()))
+	o.Set("late_bunched_chunks_pct", pyjson.Float(r.LateBunchedPct()))
+	o.Set("client_cpu_s", pyjson.Float(r.CPU.Seconds()))
+	o.Set("client_cpu_us_per_output_token", pyjson.Float(r.CPUPerToken))
+	o.Set("client_gc_pause_ms", pyjson.Float(float64(r.GCPause)/1e6))
+	o.Set("kernel_timed_pct", pyjson.Float(r.KernelTimed))
+	src := &pyjson.Object{}
+	for _, s := range []record.OutputSource{record.OutputServer, record.OutputRetokenized, record.OutputRequested} {
+		src.Set(s.String(), pyjson.Int(r.Sources[s]))
+	}
+	o.Set("output_tokens_source", src.Bytes())
+	o.Set("client_verdict", pyjson.String(r.Verdict))
+	return o
+}
+
+// commonErrors is a section of the n most common error texts of the failed
+// requests, with their counts and kinds, most frequent first.
+func commonErrors(recs []record.Record, n int) []Row {
+	type entry struct {
+		text, kind string
+		count      int
+		first      int
+	}
+	by := map[string]*entry{}
+	for i := range recs {
+		r := &recs[i]
+		if r.Success || !r.Sent {
+			continue
+		}
+		e := by[r.Error]
+		if e == nil {
+			e = &entry{text: r.Error, kind: r.ErrorKind, first: i}
+			by[r.Error] = e
+		}
+		e.count++
+	}
+	all := make([]*entry, 0, len(by))
+	for _, e := range by {
+		all = append(all, e)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].count != all[j].count {
+			return all[i].count > all[j].count
+		}
+		return all[i].first < all[j].first
+	})
+	var rows []Row
+	for _, e := range all[:min(n, len(all))] {
+		text := e.text
+		if len(text) > 300 {
+			cut := 300
+			for cut > 0 && !utf8.RuneStart(text[cut]) {
+				cut--
+			}
+			text = text[:cut] + "..."
+		}
+		kind := e.kind
+		if kind == "" {
+			kind = record.KindOther
+		}
+		rows = append(rows, Row{Label: strconv.Itoa(e.count) + " requests, " + kind + ":", Value: text})
+	}
+	return rows
+}

@@ -1,0 +1,83 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"benchserve/internal/pyjson"
+	"benchserve/metrics"
+	"benchserve/record"
+)
+
+// A closed-loop run prints n/a for the schedule-anchored figures and writes
+// null for their keys; an open-loop one has them. The output-length sources
+// are shares on the console and counts in the result line.
+func TestCheckRowsAndKeys(t *testing.T) {
+	src := map[record.OutputSource]int{record.OutputServer: 3, record.OutputRetokenized: 2, record.OutputRequested: 3}
+	closed := &metrics.SelfCheck{Target: math.Inf(1), Planned: math.Inf(1), OK: 8, Sources: src, Verdict: "v"}
+	x := checkKeys(closed, 2)
+	for _, k := range []string{"mean_ttft_from_schedule_ms", "p99_e2e_latency_from_schedule_ms", "mean_send_lag_ms"} {
+		if v, _ := x.Get(k); string(v) != string(pyjson.Null) {
+			t.Errorf("closed loop: %s = %s, want null", k, v)
+		}
+	}
+	if v, _ := x.Get("output_tokens_source"); string(v) != `{"server": 3, "retokenized": 2, "requested": 3}` {
+		t.Errorf("output_tokens_source = %s", v)
+	}
+	rows, _ := checkRows(closed, false)
+	for _, r := range rows["Schedule-anchored latency"] {
+		if r.Value != "n/a" {
+			t.Errorf("closed loop: %s %s, want n/a", r.Label, r.Value)
+		}
+	}
+	var sources string
+	for _, r := range rows["Client self-check"] {
+		if r.Label == "Output token counts from:" {
+			sources = r.Value
+		}
+	}
+	if sources != "server 37.50%, retokenized 25.00%, requested 37.50%" {
+		t.Errorf("sources %q", sources)
+	}
+	open := *closed
+	open.Anchored = &metrics.Anchored{TTFT: metrics.Stats{Mean: 12.5}}
+	if v, _ := checkKeys(&open, 2).Get("mean_ttft_from_schedule_ms"); string(v) != "12.5" {
+		t.Errorf("open loop: anchored TTFT %s", v)
+	}
+	if rows, _ := checkRows(&open, false); rows["Schedule-anchored latency"][0].Value != "12.50" {
+		t.Errorf("open loop: %v", rows["Schedule-anchored latency"][0])
+	}
+}
+
+// The most common error texts come first, with counts and kinds; ties keep
+// the order they first came in; long texts are cut at a character.
+func TestCommonErrors(t *testing.T) {
+	long := strings.Repeat("é", 200)
+	var recs []record.Record
+	add := func(n int, kind, text string) {
+		for range n {
+			recs = append(recs, record.Record{Sent: true, Error: text, ErrorKind: kind})
+		}
+	}
+	add(1, record.KindReset, "reset")
+	add(3, record.KindHTTP5xx, "500 Internal Server Error: boom")
+	add(1, record.KindTimeout, long)
+	add(2, "", "odd")
+	recs = append(recs, record.Record{Sent: true, Success: true})
+	rows := commonErrors(recs, 3)
+	want := []string{"3 requests, http_5xx:", "2 requests, other:", "1 requests, reset:"}
+	if len(rows) != 3 {
+		t.Fatalf("rows %v", rows)
+	}
+	for i, r := range rows {
+		if r.Label != want[i] {
+			t.Errorf("row %d: %q, want %q", i, r.Label, want[i])
+		}
+	}
+	cut := commonErrors(recs[4:5], 3)[0].Value
+	if !strings.HasSuffix(cut, "...") || len(cut) > 303 || !strings.HasPrefix(cut, "é") || !utf8.ValidString(cut) {
+		t.Errorf("cut text %q", cut)
+	}
+}
