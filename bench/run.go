@@ -496,7 +496,7 @@ func (r *runner) run(ctx, parent context.Context, outFile string) (*Result, erro
 	if strings.Contains(cfg.Backend, "sglang") {
 		accept = acceptLength(info)
 	}
-	sum := metrics.Compute(recs, dur, r.tok, metrics.Options{Backend: cfg.Backend, AcceptLength: accept, CacheReport: cfg.CacheReport})
+	sum := metrics.Compute(recs, dur, r.tok, metrics.Options{ChunkLens: r.client.Spec().ChunkLens, AcceptLength: accept, CacheReport: cfg.CacheReport})
 	checked := check.finish(checkRun{
 		dur: dur, rate: cfg.RequestRate, closed: math.IsInf(cfg.RequestRate, 1) && !r.rows[0].HasTimestamp,
 		slots: len(r.slots), last: r.slots[len(r.slots)-1].At.Seconds(), outputTokens: sum.TotalOutput,
