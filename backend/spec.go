@@ -114,6 +114,9 @@ const (
 	pathModels      = "/v1/models"
 )
 
+// DefaultName is the reference's default --backend.
+const DefaultName = "sglang"
+
 // specs is the table, in the reference's order of the --backend choices.
 var specs = []Spec{
 	{Name: "sglang", Kind: KindNative, Path: pathNative, DefaultPort: 30000, Images: ImagesNative,
