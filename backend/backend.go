@@ -6,7 +6,6 @@ package backend
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -17,67 +16,6 @@ import (
 	"benchserve/internal/hist"
 	"benchserve/internal/pyjson"
 )
-
-// Names are the --backend choices, in the reference tool's order.
-var Names = []string{
-	"sglang", "sglang-native", "sglang-oai", "sglang-oai-chat", "sglang-embedding",
-	"vllm", "vllm-chat", "vllm-embedding", "lmdeploy", "lmdeploy-chat", "trt", "gserver", "truss",
-}
-
-// kind is the request function a backend name maps to.
-type kind uint8
-
-const (
-	kindNone kind = iota
-	kindNative
-	kindCompletions
-	kindChat
-	kindEmbeddings
-	kindTRT
-	kindTruss
-	kindGServer
-)
-
-var kinds = map[string]kind{
-	"sglang": kindNative, "sglang-native": kindNative,
-	"sglang-oai": kindCompletions, "vllm": kindCompletions, "lmdeploy": kindCompletions,
-	"sglang-oai-chat": kindChat, "vllm-chat": kindChat, "lmdeploy-chat": kindChat,
-	"sglang-embedding": kindEmbeddings, "vllm-embedding": kindEmbeddings,
-	"trt": kindTRT, "truss": kindTruss, "gserver": kindGServer,
-}
-
-var paths = map[kind]string{
-	kindNative:      "/generate",
-	kindCompletions: "/v1/completions",
-	kindChat:        "/v1/chat/completions",
-	kindEmbeddings:  "/v1/embeddings",
-	kindTRT:         "/v2/models/ensemble/generate_stream",
-	kindTruss:       "/v1/models/model:predict",
-}
-
-// Path is the path a backend appends to the base URL; "" for gserver (which
-// takes a bare host:port) and for unknown names.
-func Path(name string) string { return paths[kinds[name]] }
-
-// IsEmbedding reports whether the backend measures embeddings (no tokens
-// are generated, so the console leaves out the token lines).
-func IsEmbedding(name string) bool { return kinds[name] == kindEmbeddings }
-
-// DefaultPort is the port used when --port is not given: the reference
-// tool's table, with 30000 for every backend it leaves out (vllm-chat too).
-func DefaultPort(name string) int {
-	switch name {
-	case "lmdeploy":
-		return 23333
-	case "vllm", "vllm-embedding", "trt":
-		return 8000
-	case "gserver":
-		return 9988
-	case "truss":
-		return 8080
-	}
-	return 30000
-}
 
 // Options are the run-wide request settings, from the flags.
 type Options struct {
@@ -107,8 +45,8 @@ type Options struct {
 	// as long as --request-timeout allows.
 	Runaway func(requested, got int)
 	// DropText leaves the text out of the records Counter has counted,
-	// except for sglang-oai and sglang-oai-chat, whose text the metrics
-	// may retokenize chunk by chunk (see ChunkLens). Records then hold
+	// except for the backends with Spec.ChunkLens, whose text the metrics
+	// may retokenize chunk by chunk. Records then hold
 	// little more than their gaps, 4 bytes a token.
 	DropText bool
 }
@@ -158,16 +96,13 @@ const RoutingKeyHeader = "X-SMG-Routing-Key"
 
 // Client sends requests for one backend.
 type Client struct {
-	name   string
-	kind   kind
+	spec   Spec
+	kind   Kind // spec.Kind
 	url    string
 	opt    Options
 	header http.Header // read-only, shared by all requests
 	host   string      // a custom Host header, which net/http takes from Request.Host
 	http   *http.Client
-	// chunkLens: the records keep ChunkLens and their text (sglang-oai,
-	// sglang-oai-chat: §5.1's retokenized ITL).
-	chunkLens bool
 	// ownID: the headers carry no X-Request-Id of their own.
 	ownID bool
 
@@ -207,15 +142,15 @@ func (c *Client) addDelays(h *hist.H) {
 }
 
 // New returns a client for the backend name. header holds the auth and
-// custom headers (ignored by trt, which sends none); client nil means
-// NewHTTPClient(ClientOptions{KeepAlive: true}).
+// custom headers (ignored by a backend that sends none: trt); client nil
+// means NewHTTPClient(ClientOptions{KeepAlive: true}).
 func New(name, baseURL string, opt Options, header http.Header, client *http.Client) (*Client, error) {
-	k, ok := kinds[name]
+	s, ok := Lookup(name)
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("--backend %s: unknown backend (choose from %s)", name, strings.Join(Names, ", "))
-	case k == kindGServer:
-		return nil, errors.New("--backend gserver: not implemented by the reference tool either (it raises NotImplementedError)")
+		return nil, fmt.Errorf("--backend %s: unknown backend (choose from %s)", name, strings.Join(Names(), ", "))
+	case !s.Implemented:
+		return nil, fmt.Errorf("--backend %s: not implemented by the reference tool either (it raises NotImplementedError)", name)
 	}
 	if client == nil {
 		client = NewHTTPClient(ClientOptions{KeepAlive: true})
@@ -223,9 +158,8 @@ func New(name, baseURL string, opt Options, header http.Header, client *http.Cli
 	if opt.Timeout <= 0 {
 		opt.Timeout = DefaultTimeout
 	}
-	c := &Client{name: name, kind: k, url: baseURL + paths[k], opt: opt, http: client, header: http.Header{},
-		chunkLens: name == "sglang-oai" || name == "sglang-oai-chat"}
-	if k != kindTRT {
+	c := &Client{spec: s, kind: s.Kind, url: baseURL + s.Path, opt: opt, http: client, header: http.Header{}}
+	if s.Headers {
 		for key, vals := range header {
 			c.header[http.CanonicalHeaderKey(key)] = append([]string(nil), vals...)
 		}
@@ -238,12 +172,15 @@ func New(name, baseURL string, opt Options, header http.Header, client *http.Cli
 		c.host = h
 		c.header.Del("Host")
 	}
-	c.ownID = k != kindTRT && c.header.Get(requestIDHeader) == ""
+	c.ownID = s.Headers && c.header.Get(requestIDHeader) == ""
 	return c, nil
 }
 
 // Name is the backend name.
-func (c *Client) Name() string { return c.name }
+func (c *Client) Name() string { return c.spec.Name }
+
+// Spec is the backend's row of the table.
+func (c *Client) Spec() Spec { return c.spec }
 
 // URL is the API URL requests go to.
 func (c *Client) URL() string { return c.url }
@@ -276,7 +213,7 @@ const requestIDHeader = "X-Request-Id"
 
 // headerFor returns the headers of one request.
 func (c *Client) headerFor(in *Input) http.Header {
-	route := in.RoutingKey != "" && c.kind != kindTRT && c.kind != kindTruss
+	route := in.RoutingKey != "" && c.spec.Headers && c.kind != KindTruss
 	id := in.ID != "" && c.ownID
 	if !route && !id {
 		return c.header

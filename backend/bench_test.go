@@ -86,7 +86,7 @@ func BenchmarkChunk(b *testing.B) {
 			p.line(lines[99], st)
 			b.ReportAllocs()
 			for b.Loop() {
-				if p.kind == kindNative {
+				if p.kind == KindNative {
 					p.lastOutputLen-- // one new token each time
 				}
 				if err := p.line(line, st); err != nil {

@@ -24,17 +24,17 @@ func boolJSON(b bool) []byte {
 func (c *Client) Body(in *Input) []byte {
 	var o *pyjson.Object
 	switch c.kind {
-	case kindNative:
+	case KindNative:
 		o = c.nativeBody(in)
-	case kindCompletions:
+	case KindCompletions:
 		o = c.completionsBody(in)
-	case kindChat:
+	case KindChat:
 		o = c.chatBody(in)
-	case kindEmbeddings:
+	case KindEmbeddings:
 		o = embeddingsBody(in)
-	case kindTRT:
+	case KindTRT:
 		o = c.trtBody(in)
-	case kindTruss:
+	case KindTruss:
 		o = c.trussBody(in)
 	default:
 		o = &pyjson.Object{}
@@ -148,15 +148,16 @@ func (c *Client) chatBody(in *Input) *pyjson.Object {
 // usageOn is stream_options asking for the usage chunk.
 var usageOn = []byte(`{"include_usage": true}`)
 
-// askUsage asks a streamed completions or chat request for the server's
-// token counts, so that the output length is the server's rather than
-// the requested maximum: stream_options.include_usage is set to true, as
+// askUsage asks a streamed request of a backend with Spec.Usage
+// (completions and chat) for the server's token counts, so that the
+// output length is the server's rather than the requested maximum:
+// stream_options.include_usage is set to true, as
 // Python's setdefault would, among the extra body's keys (where the
 // reference puts it for multi-turn rounds). A stream_options of the
 // user's that is not an object (null: ask for nothing), or that has an
 // include_usage, is kept as given.
 func (c *Client) askUsage(o, extra *pyjson.Object) {
-	if !c.opt.Stream {
+	if !c.opt.Stream || !c.spec.Usage {
 		return
 	}
 	var raw []byte

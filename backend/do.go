@@ -65,7 +65,7 @@ func putConn(c *conn) {
 // Do sends one request and fills rec: Start (seconds since epoch, stamped
 // just before its bytes are written, or before connecting when it had to
 // connect), Success, Latency, TTFT, Gaps, ChunkLens (see
-// Client.chunkLens), Text or its token count (see Options.Counter),
+// Spec.ChunkLens), Text or its token count (see Options.Counter),
 // PromptLen (when the server reports prompt_tokens), OutputLen and its
 // source, SendDelay, the chunk counts, ID, Error and the cache and
 // speculative-decoding fields. The caller has set the input lengths and
@@ -137,7 +137,7 @@ func (c *Client) read(ctx context.Context, cn *conn, body io.Reader, rec *record
 	p := &cn.p
 	p.reset(c, st, rec, outputLen)
 	var err error
-	if c.kind == kindTRT || (c.opt.Stream && c.kind != kindEmbeddings) {
+	if c.kind == KindTRT || (c.opt.Stream && c.kind != KindEmbeddings) {
 		err = c.readStream(body, cn) // trt always streams
 	} else {
 		err = c.readWhole(body, cn)
@@ -186,7 +186,7 @@ func (c *Client) readStream(body io.Reader, cn *conn) error {
 	switch {
 	case p.lines == 0:
 		return kindErrorf(record.KindEmpty, "the server answered 200 with no data lines")
-	case p.sse && !p.done && c.kind != kindTRT && c.kind != kindTruss:
+	case p.sse && !p.done && c.kind != KindTRT && c.kind != KindTruss:
 		return kindErrorf(record.KindIncomplete, "the stream ended without data: [DONE], after %d data lines (the server stopped mid-generation)", p.lines)
 	}
 	return nil
@@ -222,7 +222,7 @@ func (c *Client) readWhole(body io.Reader, cn *conn) error {
 	doc := bytes.TrimSpace(buf)
 	if len(doc) == 0 {
 		kind := record.KindEmpty
-		if c.kind == kindEmbeddings {
+		if c.kind == KindEmbeddings {
 			kind = record.KindInvalid
 		}
 		return kindErrorf(kind, "the server answered 200 with an empty body")
@@ -242,9 +242,9 @@ func (c *Client) readWhole(body io.Reader, cn *conn) error {
 	p.latency = at.Sub(p.st).Seconds()
 	var err error
 	switch c.kind {
-	case kindEmbeddings:
+	case KindEmbeddings:
 		err = embeddingsDoc(doc)
-	case kindChat:
+	case KindChat:
 		err = p.chatDoc(doc, at)
 	default:
 		err = p.doc(doc, at)
@@ -301,10 +301,10 @@ func (p *parser) fail(kind, msg string) {
 	r := p.rec
 	fail(r, kind, msg)
 	r.Gaps = p.itl.Clone()
-	if p.c.chunkLens {
+	if p.c.spec.ChunkLens {
 		r.ChunkLens = slices.Clone(p.chunkLens)
 	}
-	if p.kind == kindTRT {
+	if p.kind == KindTRT {
 		r.Text = string(p.text)
 	}
 }
@@ -313,13 +313,13 @@ func (p *parser) fail(kind, msg string) {
 // (see Options.DropText).
 func (p *parser) keepText() {
 	r, c := p.rec, p.c
-	if c.chunkLens {
+	if c.spec.ChunkLens {
 		r.ChunkLens = slices.Clone(p.chunkLens)
 	}
 	text := string(p.text)
 	if c.opt.Counter != nil {
 		r.TextTokens, r.TextCounted = c.opt.Counter.Count(text), true
-		if c.opt.DropText && !c.chunkLens {
+		if c.opt.DropText && !c.spec.ChunkLens {
 			return
 		}
 	}
@@ -336,22 +336,22 @@ func (p *parser) finish() {
 	r.Gaps = p.itl.Clone()
 	p.keepText()
 	switch p.kind {
-	case kindNative:
+	case KindNative:
 		r.OutputLen, r.OutputSource = p.outputLen, record.OutputServer
-	case kindCompletions, kindChat, kindTruss:
+	case KindCompletions, KindChat, KindTruss:
 		r.OutputLen, r.OutputSource = p.outputCount()
-	case kindTRT:
+	case KindTRT:
 		r.OutputSource = record.OutputRequested
-	case kindEmbeddings:
+	case KindEmbeddings:
 		r.OutputLen = 0
 	}
-	if p.c.opt.CacheReport && (p.kind == kindNative || p.kind == kindCompletions || p.kind == kindChat) {
+	if p.c.opt.CacheReport && (p.kind == KindNative || p.kind == KindCompletions || p.kind == KindChat) {
 		var d *record.CacheDetails
 		if p.haveCache {
 			d = decodeCacheDetails(p.cacheRaw)
 		}
 		switch {
-		case p.kind == kindNative:
+		case p.kind == KindNative:
 			r.CachedTokens = p.cached
 		case d != nil:
 			r.CachedTokens = d.Device + d.Host + d.Storage

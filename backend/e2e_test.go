@@ -357,7 +357,7 @@ func TestTable(t *testing.T) {
 		"vllm": 8000, "vllm-chat": 30000, "vllm-embedding": 8000, "lmdeploy": 23333, "lmdeploy-chat": 30000,
 		"trt": 8000, "gserver": 9988, "truss": 8080,
 	}
-	for _, n := range Names {
+	for _, n := range Names() {
 		if DefaultPort(n) != wantPort[n] {
 			t.Errorf("DefaultPort(%s) = %d, want %d", n, DefaultPort(n), wantPort[n])
 		}
@@ -368,8 +368,8 @@ func TestTable(t *testing.T) {
 			t.Errorf("IsEmbedding(%s)", n)
 		}
 	}
-	if len(Names) != len(wantPort) || Names[0] != "sglang" || Names[len(Names)-1] != "truss" {
-		t.Errorf("Names = %v", Names)
+	if len(Names()) != len(wantPort) {
+		t.Errorf("Names() = %v", Names())
 	}
 	c, _ := New("vllm-chat", "http://h:1", Options{}, nil, nil)
 	if c.URL() != "http://h:1/v1/chat/completions" || Path("trt") != "/v2/models/ensemble/generate_stream" || Path("truss") != "/v1/models/model:predict" {

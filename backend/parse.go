@@ -18,14 +18,14 @@ const maxTokenJump = 1 << 20
 // a response. It is reused across requests through a pool.
 type parser struct {
 	c    *Client
-	kind kind
+	kind Kind
 	st   time.Time // just before the request was sent
 	rec  *record.Record
 
 	text      []byte // generated text
 	chunk     []byte // the current chunk's text
 	itl       record.Gaps
-	chunkLens []int32   // only when c.chunkLens
+	chunkLens []int32   // only when c.spec.ChunkLens
 	started   bool      // the first token came (TTFT is set)
 	last      time.Time // the reference's most_recent_timestamp
 	latency   float64
@@ -93,7 +93,7 @@ func (p *parser) line(line []byte, at time.Time) error {
 		p.sse = true
 	}
 	p.lines++
-	if p.kind != kindTRT {
+	if p.kind != KindTRT {
 		p.latency = at.Sub(p.st).Seconds()
 	}
 	if string(b) == "[DONE]" {
@@ -175,13 +175,13 @@ func (p *parser) parse(b []byte, at time.Time) error {
 		return err
 	}
 	switch p.kind {
-	case kindNative:
+	case KindNative:
 		return p.native(&f, at)
-	case kindCompletions, kindTruss:
+	case KindCompletions, KindTruss:
 		return p.completions(&f, at)
-	case kindChat:
+	case KindChat:
 		return p.chat(&f, at)
-	case kindTRT:
+	case KindTRT:
 		return p.trt(&f, at)
 	}
 	return nil
@@ -318,7 +318,7 @@ func (p *parser) token(at time.Time, n int) {
 		p.rec.TTFT = at.Sub(p.st).Seconds()
 	} else {
 		p.itl.Append(at.Sub(p.last))
-		if p.c.chunkLens {
+		if p.c.spec.ChunkLens {
 			p.chunkLens = append(p.chunkLens, int32(min(n, 1<<31-1)))
 		}
 	}
@@ -378,7 +378,7 @@ func (p *parser) outputCount() (int, record.OutputSource) {
 func (p *parser) empty() bool {
 	p.plainText()
 	switch {
-	case p.kind == kindEmbeddings:
+	case p.kind == KindEmbeddings:
 		return false
 	case p.whole:
 		return len(p.text) == 0 && p.reported <= 0
@@ -425,7 +425,7 @@ func stringField(v jsonscan.Value, name string) (jsonscan.Value, error) {
 }
 
 func (p *parser) completions(f *fields, at time.Time) error {
-	if p.kind == kindCompletions {
+	if p.kind == KindCompletions {
 		p.promptLen(f)
 		if p.c.opt.CacheReport {
 			p.sglextCache(f)
@@ -437,7 +437,7 @@ func (p *parser) completions(f *fields, at time.Time) error {
 	first, ok := f.choices.First()
 	if !ok {
 		// A usage-only chunk ("choices": []); the reference fails on it.
-		if p.kind == kindCompletions {
+		if p.kind == KindCompletions {
 			p.usageOutputLen(f)
 		}
 		return nil
@@ -449,13 +449,13 @@ func (p *parser) completions(f *fields, at time.Time) error {
 	p.finishReason(first)
 	p.hot = text
 	if len(text.Raw) <= 2 {
-		if p.whole && p.kind == kindCompletions {
+		if p.whole && p.kind == KindCompletions {
 			p.reportedTokens(f.usage)
 		}
 		return nil
 	}
 	p.content(text, at)
-	if p.kind == kindCompletions {
+	if p.kind == KindCompletions {
 		p.usageOutputLen(f)
 	}
 	return nil

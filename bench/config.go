@@ -7,7 +7,8 @@ import "benchserve/dataset"
 // Config is everything a run needs, one field per flag of the reference
 // tool (spec §9.2). Pointers and nil slices stand for Python's None.
 type Config struct {
-	// Target (--backend is Params.Backend)
+	// Target
+	Backend              string // --backend: a name of backend.Names()
 	BaseURL              *string
 	Host                 string
 	Port                 *int
@@ -27,10 +28,11 @@ type Config struct {
 	SimPreset string
 
 	// Dataset: the flags dataset.Params holds, promoted (--num-prompts is
-	// NumPrompts, --seed Seed, --backend Backend, --random-input-len
-	// RandomInputLen...). Its Name, Path and Model are not flags here: the
-	// run fills them in from DatasetName, DatasetPath and the resolved
-	// model (datasetParams); Model above is --model.
+	// NumPrompts, --seed Seed, --random-input-len RandomInputLen...). Its
+	// Name, Path, Backend and Model are not flags here: the run fills them
+	// in from DatasetName, DatasetPath, the backend's Spec and the resolved
+	// model (datasetParams); Backend and Model above are --backend and
+	// --model.
 	DatasetName string
 	DatasetPath string
 	dataset.Params

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"benchserve/backend"
@@ -57,9 +56,10 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 		return nil, err
 	}
 	fmt.Fprintf(out, "Warmup completed with %d sequences. Starting main benchmark run...\n", n)
-	flush := cfg.FlushCache || (strings.Contains(cfg.Backend, "sglang") && truthy(p.Env.Getenv("SGLANG_IS_IN_CI")))
+	spec := p.Client.Spec()
+	flush := cfg.FlushCache || (spec.SGLang && truthy(p.Env.Getenv("SGLANG_IS_IN_CI")))
 	if flush {
-		if err := p.Server.Flush(sending, flushStyle(cfg.Backend), cfg.FlushCacheTimeout); err != nil {
+		if err := p.Server.Flush(sending, flushStyle(spec), cfg.FlushCacheTimeout); err != nil {
 			return nil, failure("%v", err)
 		}
 	}

@@ -134,9 +134,10 @@ func extraBody(cfg *Config, out io.Writer) (*pyjson.Object, error) {
 		}
 	}
 	if cfg.CacheReport {
-		switch cfg.Backend {
-		case "sglang", "sglang-native":
-		case "sglang-oai", "sglang-oai-chat":
+		spec, _ := backend.Lookup(cfg.Backend)
+		switch spec.CacheReport {
+		case backend.CacheInMeta:
+		case backend.CacheAsk:
 			extra.Set("return_cached_tokens_details", pyjson.Bool(true))
 		default:
 			fmt.Fprintln(out, "WARNING: --cache-report is only supported with sglang backends.")
@@ -154,10 +155,8 @@ func extraBody(cfg *Config, out io.Writer) (*pyjson.Object, error) {
 func (p *Plan) findModel(ctx context.Context, cfg *Config, base string) (model string, detected bool, err error) {
 	out := p.Env.Stdout
 	if cfg.ReadyCheckTimeoutSec > 0 {
-		health := base + "/v1/models"
-		if cfg.Backend == "trt" {
-			health = base
-		}
+		spec, _ := backend.Lookup(cfg.Backend)
+		health := base + spec.ReadyPath
 		if err := p.Server.WaitReady(ctx, out, health, cfg.ReadyCheckTimeoutSec); err != nil {
 			return "", false, failure("%v", err)
 		}
@@ -273,8 +272,8 @@ func (p *Plan) makeClient(base string, auth http.Header, hopt backend.ClientOpti
 	// a conversation, or the chunks the metrics retokenize for sglang-oai*.
 	opt.Counter = p.Tok
 	opt.Runaway = p.runaway
-	opt.DropText = !cfg.OutputDetails && !cfg.PrintRequests && !conversations(p.Rows) &&
-		cfg.Backend != "sglang-oai" && cfg.Backend != "sglang-oai-chat"
+	spec, _ := backend.Lookup(cfg.Backend)
+	opt.DropText = !cfg.OutputDetails && !cfg.PrintRequests && !conversations(p.Rows) && !spec.ChunkLens
 	client, err := backend.New(cfg.Backend, base, opt, h, backend.NewHTTPClient(hopt))
 	if err != nil {
 		return usage("%v", err)

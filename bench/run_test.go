@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"benchserve/dataset"
 )
 
 func TestBaseURL(t *testing.T) {
@@ -54,7 +52,7 @@ func TestHeaders(t *testing.T) {
 
 func TestCheckSupported(t *testing.T) {
 	base := func() *Config {
-		return &Config{Params: dataset.Params{Backend: "sglang"}, DatasetName: "random", LoraZipfAlpha: 1.5, LoraDistribution: "uniform"}
+		return &Config{Backend: "sglang", DatasetName: "random", LoraZipfAlpha: 1.5, LoraDistribution: "uniform"}
 	}
 	if err := checkSupported(base()); err != nil {
 		t.Fatalf("defaults refused: %v", err)

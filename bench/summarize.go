@@ -1,9 +1,6 @@
 package bench
 
 import (
-	"strings"
-
-	"benchserve/backend"
 	"benchserve/internal/version"
 	"benchserve/metrics"
 	"benchserve/report"
@@ -15,11 +12,12 @@ import (
 // everything the output echoes.
 func Summarize(p *Plan, e *Execution) *report.Result {
 	cfg, recs := p.Config, e.Records
+	spec := p.Client.Spec()
 	var accept *float64
-	if strings.Contains(cfg.Backend, "sglang") {
+	if spec.SGLang {
 		accept = serverctl.AcceptLength(e.ServerInfo)
 	}
-	sum := metrics.Compute(recs, e.Duration, p.Tok, metrics.Options{Backend: cfg.Backend, AcceptLength: accept, CacheReport: cfg.CacheReport})
+	sum := metrics.Compute(recs, e.Duration, p.Tok, metrics.Options{ChunkLens: spec.ChunkLens, AcceptLength: accept, CacheReport: cfg.CacheReport})
 	check := metrics.Check(recs, e.Client, metrics.Shape{
 		Duration: e.Duration, Rate: cfg.RequestRate, Closed: p.Closed(),
 		Slots: len(p.Slots), LastSlot: p.Slots[len(p.Slots)-1].At.Seconds(),
@@ -27,7 +25,7 @@ func Summarize(p *Plan, e *Execution) *report.Result {
 	res := &report.Result{
 		Run: report.Run{
 			Backend:           cfg.Backend,
-			Embedding:         backend.IsEmbedding(cfg.Backend),
+			Embedding:         spec.Embedding,
 			DatasetName:       cfg.DatasetName,
 			RequestRate:       cfg.RequestRate,
 			Trace:             cfg.UseTraceTimestamps,

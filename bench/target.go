@@ -22,14 +22,15 @@ import (
 // checkSupported refuses what this version does not implement, before any
 // network or dataset work.
 func checkSupported(cfg *Config) error {
-	if cfg.Backend == "gserver" {
-		return usage("--backend gserver: not implemented (the reference tool raises NotImplementedError for it too)")
+	spec, known := backend.Lookup(cfg.Backend)
+	if known && !spec.Implemented {
+		return usage("--backend %s: not implemented (the reference tool raises NotImplementedError for it too)", cfg.Backend)
 	}
-	if cfg.PrintRequests && cfg.Backend != "sglang-oai-chat" {
-		return usage("--print-requests: only supported with --backend sglang-oai-chat (as in the reference tool)")
+	if cfg.PrintRequests && !spec.PrintRequests {
+		return usage("--print-requests: only supported with --backend %s (as in the reference tool)", names(func(s backend.Spec) bool { return s.PrintRequests }))
 	}
-	if cfg.TokenizePrompt && cfg.Backend != "sglang" {
-		return usage("--tokenize-prompt: only compatible with --backend sglang")
+	if cfg.TokenizePrompt && !spec.TokenizePrompt {
+		return usage("--tokenize-prompt: only compatible with --backend %s", names(func(s backend.Spec) bool { return s.TokenizePrompt }))
 	}
 	if (cfg.LoraDistribution == "distinct" || cfg.LoraDistribution == "skewed") && len(cfg.LoraName) < 2 {
 		return usage("--lora-request-distribution %s: needs at least 2 names in --lora-name", cfg.LoraDistribution)
@@ -173,12 +174,17 @@ func raiseFileLimit(out io.Writer) {
 	}
 }
 
+// names lists the backends with a property, for messages.
+func names(has func(backend.Spec) bool) string {
+	return strings.Join(backend.NamesOf(has), ", ")
+}
+
 // flushStyle is how the backend's server empties its prefix cache.
-func flushStyle(name string) serverctl.Flush {
+func flushStyle(s backend.Spec) serverctl.Flush {
 	switch {
-	case strings.HasPrefix(name, "vllm"):
+	case s.VLLM:
 		return serverctl.FlushVLLM
-	case strings.HasPrefix(name, "sglang"):
+	case s.SGLang:
 		return serverctl.FlushSGLang
 	}
 	return serverctl.FlushPlain

@@ -18,17 +18,13 @@ func validate(cfg *Config) error {
 	if err := checkTarget(cfg); err != nil {
 		return err
 	}
-	// The reference prints these two and exits 1, trt's before the
-	// readiness wait and truss's after it.
-	if cfg.Model == nil {
-		switch cfg.Backend {
-		case "trt":
-			return usage("Please provide a model using `--model` when using `trt` backend.")
-		case "truss":
-			return usage("Please provide a model with `--model` when using truss backend. e.g. --model meta-llama/Llama-3.1-8B-Instruct")
-		}
+	spec, _ := backend.Lookup(cfg.Backend)
+	// The reference prints these (trt, truss) and exits 1, trt's before
+	// the readiness wait and truss's after it.
+	if cfg.Model == nil && spec.NeedsModel != "" {
+		return usage("%s", spec.NeedsModel)
 	}
-	if backend.IsEmbedding(cfg.Backend) {
+	if spec.Embedding {
 		switch cfg.DatasetName {
 		case "image", "mmmu", "mooncake":
 			return usage("%s dataset is unsupported for embeddings benchmark", cfg.DatasetName)
@@ -41,6 +37,29 @@ func validate(cfg *Config) error {
 		return usage("%v", err)
 	}
 	return nil
+}
+
+// datasetBackend is what the datasets know of the backend name: its
+// capabilities from the table, and names for the messages. An unknown
+// name has none (backend.New refuses it later); "" is the zero Backend.
+func datasetBackend(name string) dataset.Backend {
+	if name == "" {
+		return dataset.Backend{}
+	}
+	s, _ := backend.Lookup(name)
+	return dataset.Backend{Name: name, Chat: s.Chat, Images: datasetImages(s.Images),
+		ChatNames:  backend.NamesOf(func(s backend.Spec) bool { return s.Chat }),
+		ImageNames: backend.NamesOf(func(s backend.Spec) bool { return s.Images != backend.ImagesNone })}
+}
+
+func datasetImages(im backend.Images) dataset.Images {
+	switch im {
+	case backend.ImagesNative:
+		return dataset.ImagesNative
+	case backend.ImagesChat:
+		return dataset.ImagesChat
+	}
+	return dataset.ImagesNone
 }
 
 // noCount are the datasets where --num-prompts 0 still sends requests:

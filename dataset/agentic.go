@@ -24,9 +24,17 @@ const agenticOutputLen = 220
 // holds only the messages it adds. Each conversation is one multi-turn row;
 // bench replays its turns in order, adding the server's real replies to the
 // history.
+// agenticBackend refuses a backend that cannot hold a conversation.
+func agenticBackend(b Backend) error {
+	if b.noChat() {
+		return fmt.Errorf("--backend %s: agentic-trace conversations need a chat backend (%s)", b.Name, b.chats())
+	}
+	return nil
+}
+
 func loadAgentic(ctx context.Context, p Params, env Env) ([]Row, error) {
-	if p.Backend != "" && !isChatBackend(p.Backend) {
-		return nil, fmt.Errorf("--backend %s: agentic-trace conversations need a chat backend (sglang-oai-chat, vllm-chat or lmdeploy-chat)", p.Backend)
+	if err := agenticBackend(p.Backend); err != nil {
+		return nil, err
 	}
 	if p.Path == "" {
 		return nil, errors.New("--dataset-path: agentic-trace needs the trace's JSON file")

@@ -33,7 +33,7 @@ const agenticFile = `{
 func TestLoadAgentic(t *testing.T) {
 	path := writeFile(t, "trace.json", []byte(agenticFile))
 	var out bytes.Buffer
-	p := Params{Name: "agentic-trace", Path: path, Backend: "sglang-oai-chat", DatasetOffset: 4}
+	p := Params{Name: "agentic-trace", Path: path, Backend: backendOf("sglang-oai-chat"), DatasetOffset: 4}
 	rows, err := Load(context.Background(), p, testEnv(1, &out))
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestLoadAgenticBadInput(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeFile(t, "trace.json", []byte(tt.file))
-			_, err := Load(context.Background(), Params{Name: "agentic-trace", Path: path, Backend: tt.backend}, testEnv(1, &bytes.Buffer{}))
+			_, err := Load(context.Background(), Params{Name: "agentic-trace", Path: path, Backend: backendOf(tt.backend)}, testEnv(1, &bytes.Buffer{}))
 			prefix := "--dataset-path " + path + ": "
 			if tt.name == "backend" {
 				prefix = ""

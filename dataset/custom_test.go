@@ -104,7 +104,7 @@ func TestCustomImage(t *testing.T) {
 	os.WriteFile(path, []byte(data), 0o644)
 	var out bytes.Buffer
 	env := testEnv(2, &out)
-	rows, err := Load(context.Background(), Params{Name: "custom", Path: path, NumPrompts: 4, Backend: "sglang-oai-chat", SharegptOutputLen: intp(9)}, env)
+	rows, err := Load(context.Background(), Params{Name: "custom", Path: path, NumPrompts: 4, Backend: backendOf("sglang-oai-chat"), SharegptOutputLen: intp(9)}, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestCustomImage(t *testing.T) {
 
 	// A backend that takes no images: every image row is reported and skipped.
 	out.Reset()
-	rows, err = Load(context.Background(), Params{Name: "custom", Path: path, NumPrompts: 4, Backend: "vllm"}, testEnv(2, &out))
+	rows, err = Load(context.Background(), Params{Name: "custom", Path: path, NumPrompts: 4, Backend: backendOf("vllm")}, testEnv(2, &out))
 	if err != nil || len(rows) != 0 || strings.Count(out.String(), "Error handling multimodal row: --backend vllm") != 4 {
 		t.Errorf("vllm: %+v, %v, printed %q", rows, err, out.String())
 	}

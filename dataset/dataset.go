@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"benchserve/internal/pyrand"
@@ -37,7 +38,7 @@ type Params struct {
 	// Backend and Model are the run's, for datasets whose rows depend on
 	// them (image: what to send; vision token counts: the model's
 	// preprocessor_config.json).
-	Backend string
+	Backend Backend
 	Model   string
 
 	// agentic-trace
@@ -69,6 +70,49 @@ type Params struct {
 	MooncakeSlowdown  float64
 	MooncakeNumRounds int
 	MooncakeWorkload  string
+}
+
+// Backend is what the datasets know of the --backend the rows go to: its
+// capabilities, which the caller fills in from the backend's table (this
+// package is upstream of package backend and does not import it), and
+// names only for messages. The zero Backend is an unknown one: the chat
+// checks let it pass and the image datasets build the rows of the
+// reference's default backend, sglang.
+type Backend struct {
+	Name   string // --backend, for messages
+	Chat   bool   // it sends OpenAI chat messages
+	Images Images // how it carries the image datasets' images
+	// ChatNames and ImageNames are the backends with Chat and with
+	// Images, in the --backend order, for the messages that list them.
+	ChatNames, ImageNames []string
+}
+
+// Images is how a backend carries the images of the image datasets, as
+// the reference's create_mm_data_row builds them.
+type Images uint8
+
+// The image forms.
+const (
+	// ImagesNone: the image datasets refuse the backend.
+	ImagesNone Images = iota
+	// ImagesNative: the prompt templated with the image placeholders, and
+	// the images as image_data.
+	ImagesNative
+	// ImagesChat: the raw text and image_url parts; the server applies the
+	// chat template.
+	ImagesChat
+)
+
+// noChat reports a known backend that cannot send chat messages.
+func (b Backend) noChat() bool { return b.Name != "" && !b.Chat }
+
+// chats lists the chat backends as the messages do: "a, b or c".
+func (b Backend) chats() string {
+	n := len(b.ChatNames)
+	if n < 2 {
+		return strings.Join(b.ChatNames, "")
+	}
+	return strings.Join(b.ChatNames[:n-1], ", ") + " or " + b.ChatNames[n-1]
 }
 
 // Env is what the datasets draw on.

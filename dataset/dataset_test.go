@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,6 +33,22 @@ func writeFile(t testing.TB, name string, data []byte) string {
 // testEnv seeds both generators as --seed does.
 func testEnv(seed int64, out *bytes.Buffer) Env {
 	return Env{Tok: wordTok{}, Py: pyrand.NewPython(seed), NP: pyrand.NewNumPy(uint32(seed)), Out: out}
+}
+
+// backendOf is what the run tells the datasets of --backend name (bench
+// fills it in from the backend table; its tests hold these same rows).
+func backendOf(name string) Backend {
+	b := Backend{Name: name,
+		ChatNames:  []string{"sglang-oai-chat", "vllm-chat", "lmdeploy-chat"},
+		ImageNames: []string{"sglang", "sglang-native", "sglang-oai-chat", "vllm-chat"}}
+	b.Chat = slices.Contains(b.ChatNames, name)
+	switch name {
+	case "sglang", "sglang-native":
+		b.Images = ImagesNative
+	case "sglang-oai-chat", "vllm-chat":
+		b.Images = ImagesChat
+	}
+	return b
 }
 
 // refScenarios are the cases of testdata/reference.py, same names, seeds and

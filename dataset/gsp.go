@@ -16,9 +16,6 @@ import (
 	"benchserve/internal/pyrand"
 )
 
-// chatBackends are the backends that can hold a multi-turn conversation.
-var chatBackends = map[string]bool{"sglang-oai-chat": true, "vllm-chat": true, "lmdeploy-chat": true}
-
 // loadGSP is sample_generated_shared_prefix_requests: groups of prompts
 // that share a random system prompt, each followed by its own random
 // question. --num-prompts is ignored: there are groups × prompts per group
@@ -206,8 +203,8 @@ func checkGSP(p Params) error {
 		return fmt.Errorf("--gsp-prompts-per-group: must be > 0, got %d", p.GSPPromptsPerGroup)
 	case p.GSPNumTurns <= 0:
 		return fmt.Errorf("--gsp-num-turns: must be >= 1, got %d", p.GSPNumTurns)
-	case p.GSPNumTurns > 1 && p.Backend != "" && !chatBackends[p.Backend]:
-		return fmt.Errorf("--gsp-num-turns %d: multi-turn conversations need a chat backend (sglang-oai-chat, vllm-chat or lmdeploy-chat), not --backend %s", p.GSPNumTurns, p.Backend)
+	case p.GSPNumTurns > 1 && p.Backend.noChat():
+		return fmt.Errorf("--gsp-num-turns %d: multi-turn conversations need a chat backend (%s), not --backend %s", p.GSPNumTurns, p.Backend.chats(), p.Backend.Name)
 	}
 	r := p.GSPRangeRatio
 	if math.IsNaN(r) || math.IsInf(r, 0) {

@@ -279,7 +279,7 @@ func TestGSPErrors(t *testing.T) {
 		{func(p *Params) { p.GSPNumGroups = 0 }, "--gsp-num-groups: must be > 0, got 0"},
 		{func(p *Params) { p.GSPPromptsPerGroup = -1 }, "--gsp-prompts-per-group: must be > 0, got -1"},
 		{func(p *Params) { p.GSPNumTurns = 0 }, "--gsp-num-turns: must be >= 1, got 0"},
-		{func(p *Params) { p.GSPNumTurns, p.Backend = 2, "sglang" }, "--gsp-num-turns 2: multi-turn conversations need a chat backend"},
+		{func(p *Params) { p.GSPNumTurns, p.Backend = 2, backendOf("sglang") }, "--gsp-num-turns 2: multi-turn conversations need a chat backend"},
 		{func(p *Params) { p.GSPRangeRatio = 1.5 }, "--gsp-range-ratio 1.5: the shortest length 9 exceeds --gsp-system-prompt-len 6"},
 		{func(p *Params) { p.GSPGroupDistribution = "zipf" }, "--gsp-group-distribution=zipf requires --gsp-zipf-alpha"},
 		{func(p *Params) { p.GSPZipfAlpha = gspFloat(1) }, "--gsp-zipf-alpha is only meaningful with --gsp-group-distribution=zipf"},

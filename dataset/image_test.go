@@ -166,7 +166,7 @@ func TestMakeImagesBlankAndJPEG(t *testing.T) {
 
 // imageParams are the flags of a small image run on the tiny model.
 func imageParams(dir, be string) Params {
-	return Params{Name: "image", Backend: be, Model: dir, NumPrompts: 3, RandomInputLen: 5, RandomOutputLen: 4, RandomRangeRatio: 1,
+	return Params{Name: "image", Backend: backendOf(be), Model: dir, NumPrompts: 3, RandomInputLen: 5, RandomOutputLen: 4, RandomRangeRatio: 1,
 		ImageCount: 2, ImageResolution: "8x16", ImageFormat: "png", ImageContent: "blank"}
 }
 
@@ -267,7 +267,7 @@ func jsonStr(s string) string { return string(pyjson.String(s)) }
 
 func TestLoadImageRandomCountsAndResolution(t *testing.T) {
 	var out bytes.Buffer
-	p := Params{Name: "image", Backend: "sglang-oai-chat", NumPrompts: 4, RandomInputLen: 3, RandomOutputLen: 2,
+	p := Params{Name: "image", Backend: backendOf("sglang-oai-chat"), NumPrompts: 4, RandomInputLen: 3, RandomOutputLen: 2,
 		ImageCount: 3, RandomImageCount: true, ImageResolution: "random:2x2-4x6", ImageFormat: "jpeg", ImageContent: "random"}
 	rows, err := Load(context.Background(), p, testEnv(9, &out))
 	if err != nil {
@@ -328,12 +328,12 @@ func contains(lines []string, s string) bool {
 }
 
 func TestLoadImageRefuses(t *testing.T) {
-	base := Params{Name: "image", Backend: "sglang", NumPrompts: 1, ImageCount: 1, ImageResolution: "1080p", ImageFormat: "jpeg", ImageContent: "random"}
+	base := Params{Name: "image", Backend: backendOf("sglang"), NumPrompts: 1, ImageCount: 1, ImageResolution: "1080p", ImageFormat: "jpeg", ImageContent: "random"}
 	for _, tt := range []struct {
 		edit func(*Params)
 		want string
 	}{
-		{func(p *Params) { p.Backend = "vllm" }, "--backend vllm: the image dataset sends images only to sglang, sglang-native, sglang-oai-chat, vllm-chat"},
+		{func(p *Params) { p.Backend = backendOf("vllm") }, "--backend vllm: the image dataset sends images only to sglang, sglang-native, sglang-oai-chat, vllm-chat"},
 		{func(p *Params) { p.TokenizePrompt = true }, "--tokenize-prompt: not supported by --dataset-name image"},
 		{func(p *Params) { p.ImageCount = 0 }, "--image-count 0: must be at least 1"},
 		{func(p *Params) { p.ImageFormat = "webp" }, "--image-format webp: choose jpeg or png"},

@@ -90,7 +90,7 @@ func TestMooncakeEstimate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, backend := range []string{"sglang", "sglang-oai-chat"} {
-		p := Params{Name: "mooncake", Path: trace, NumPrompts: 2, MooncakeWorkload: "conversation", MooncakeNumRounds: 20, Backend: backend}
+		p := Params{Name: "mooncake", Path: trace, NumPrompts: 2, MooncakeWorkload: "conversation", MooncakeNumRounds: 20, Backend: backendOf(backend)}
 		rows, err := Load(context.Background(), p, testEnv(1, new(bytes.Buffer)))
 		if err != nil {
 			t.Fatal(err)

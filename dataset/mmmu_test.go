@@ -88,7 +88,7 @@ func TestLoadMMMUParquet(t *testing.T) {
 	}
 	path := writeMMMUParquet(t, src)
 	var out bytes.Buffer
-	p := Params{Name: "mmmu", Path: path, NumPrompts: 4, RandomOutputLen: 7, Backend: "sglang"}
+	p := Params{Name: "mmmu", Path: path, NumPrompts: 4, RandomOutputLen: 7, Backend: backendOf("sglang")}
 	// Seed 3 picks examples 1, 4, 5, 3; seed 41 picks 3, 2, 1, 0.
 	for _, seed := range []int64{3, 41} {
 		out.Reset()
@@ -98,7 +98,7 @@ func TestLoadMMMUParquet(t *testing.T) {
 	// All examples when there are no more than --num-prompts, in order, and
 	// the chat backend gets the raw prompt.
 	out.Reset()
-	p.NumPrompts, p.Backend = 10, "sglang-oai-chat"
+	p.NumPrompts, p.Backend = 10, backendOf("sglang-oai-chat")
 	rows, err := Load(context.Background(), p, testEnv(3, &out))
 	if err != nil {
 		t.Fatal(err)
@@ -314,7 +314,7 @@ func TestLoadMMMUBadParquet(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "--dataset-path "+path+": not a readable parquet file") {
 		t.Errorf("err %v", err)
 	}
-	_, err = Load(context.Background(), Params{Name: "mmmu", Path: path, NumPrompts: 1, Backend: "trt"}, testEnv(1, &bytes.Buffer{}))
+	_, err = Load(context.Background(), Params{Name: "mmmu", Path: path, NumPrompts: 1, Backend: backendOf("trt")}, testEnv(1, &bytes.Buffer{}))
 	if err == nil || !strings.HasPrefix(err.Error(), "--backend trt: the mmmu dataset sends images only to") {
 		t.Errorf("err %v", err)
 	}

@@ -71,7 +71,7 @@ func loadMooncake(ctx context.Context, p Params, env Env) ([]Row, error) {
 		"--mooncake-num-rounds or --num-prompts"); err != nil {
 		return nil, err
 	}
-	chat := isChatBackend(p.Backend)
+	chat := p.Backend.Chat
 	templater, _ := env.Tok.(tokenizer.ChatTemplater)
 	// Each session's messages are made once: round k's history is the
 	// first 2k+1 of them, so the rounds are built in parallel.
@@ -157,11 +157,6 @@ func mooncakeBytes(recs []traceRecord, rounds int) float64 {
 		total += base*r*(r+1)/2 + placeholder*r*(r-1)/2 + rowBytes*r
 	}
 	return total
-}
-
-// isChatBackend reports whether backend sends OpenAI chat messages.
-func isChatBackend(backend string) bool {
-	return backend == "sglang-oai-chat" || backend == "vllm-chat" || backend == "lmdeploy-chat"
 }
 
 // mooncakeQuery is the session's base query: each hash id followed by 128

@@ -38,7 +38,7 @@ func TestMooncakeQuery(t *testing.T) {
 func TestLoadMooncakeNative(t *testing.T) {
 	path := writeFile(t, "trace.jsonl", []byte(traceFile))
 	var out bytes.Buffer
-	p := Params{Name: "mooncake", Path: path, NumPrompts: 3, Backend: "sglang", MooncakeWorkload: "conversation", MooncakeNumRounds: 2, MooncakeSlowdown: 1}
+	p := Params{Name: "mooncake", Path: path, NumPrompts: 3, Backend: backendOf("sglang"), MooncakeWorkload: "conversation", MooncakeNumRounds: 2, MooncakeSlowdown: 1}
 	rows, err := Load(context.Background(), p, testEnv(1, &out))
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestLoadMooncakeNative(t *testing.T) {
 
 func TestLoadMooncakeChat(t *testing.T) {
 	path := writeFile(t, "trace.jsonl", []byte(traceFile))
-	p := Params{Name: "mooncake", Path: path, NumPrompts: 2, Backend: "sglang-oai-chat", MooncakeWorkload: "conversation", MooncakeNumRounds: 2}
+	p := Params{Name: "mooncake", Path: path, NumPrompts: 2, Backend: backendOf("sglang-oai-chat"), MooncakeWorkload: "conversation", MooncakeNumRounds: 2}
 	_, tok := tinyVLM(t, "")
 	var out bytes.Buffer
 	env := testEnv(1, &out)
@@ -124,7 +124,7 @@ func TestMooncakeDownload(t *testing.T) {
 	}))
 	defer srv.Close()
 	cache := t.TempDir()
-	p := Params{Name: "mooncake", NumPrompts: 5, Backend: "sglang", MooncakeWorkload: "toolagent", MooncakeNumRounds: 1}
+	p := Params{Name: "mooncake", NumPrompts: 5, Backend: backendOf("sglang"), MooncakeWorkload: "toolagent", MooncakeNumRounds: 1}
 	var out bytes.Buffer
 	env := testEnv(1, &out)
 	env.CacheDir, env.TraceBaseURL = cache, srv.URL
@@ -211,7 +211,7 @@ func BenchmarkMooncake1000(b *testing.B) {
 		fmt.Fprintf(&trace, `{"timestamp": %d, "output_length": 100, "hash_ids": [%s]}`+"\n", i*7, strings.Join(ids, ", "))
 	}
 	path := writeFile(b, "trace.jsonl", []byte(trace.String()))
-	p := Params{Name: "mooncake", Path: path, NumPrompts: 1000, Backend: "sglang", MooncakeWorkload: "conversation", MooncakeNumRounds: 1}
+	p := Params{Name: "mooncake", Path: path, NumPrompts: 1000, Backend: backendOf("sglang"), MooncakeWorkload: "conversation", MooncakeNumRounds: 1}
 	for b.Loop() {
 		if _, err := Load(context.Background(), p, testEnv(1, &bytes.Buffer{})); err != nil {
 			b.Fatal(err)

@@ -21,14 +21,22 @@ var openaiExcluded = map[string]bool{"messages": true, "max_tokens": true, "max_
 // Each row sends its messages as they are, with its other keys as an extra
 // body that overrides the global one; its prompt length is the chat
 // template's tokens plus those of json.dumps(tools).
+// openaiBackend refuses a backend without chat messages: the reference
+// sends the messages list as another backend's prompt, which no server
+// takes.
+func openaiBackend(b Backend) error {
+	if b.noChat() {
+		return fmt.Errorf("--dataset-name openai: its rows are chat messages, which need a chat backend (%s), not --backend %s", b.chats(), b.Name)
+	}
+	return nil
+}
+
 func loadOpenAI(ctx context.Context, p Params, env Env) ([]Row, error) {
 	if p.Path == "" {
 		return nil, fmt.Errorf("--dataset-name openai: --dataset-path must name a JSONL file of chat requests")
 	}
-	if p.Backend != "" && !chatBackends[p.Backend] {
-		// The reference sends the messages list as another backend's prompt,
-		// which no server takes.
-		return nil, fmt.Errorf("--dataset-name openai: its rows are chat messages, which need a chat backend (sglang-oai-chat, vllm-chat or lmdeploy-chat), not --backend %s", p.Backend)
+	if err := openaiBackend(p.Backend); err != nil {
+		return nil, err
 	}
 	chat, err := chatTemplater(env.Tok, "--dataset-name openai")
 	if err != nil {

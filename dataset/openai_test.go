@@ -124,7 +124,7 @@ func TestOpenAIErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), ".missing: no such file") {
 		t.Errorf("missing file: %v", err)
 	}
-	_, err = Load(context.Background(), Params{Name: "openai", Path: path, Backend: "sglang"}, openaiEnv(t, new(bytes.Buffer)))
+	_, err = Load(context.Background(), Params{Name: "openai", Path: path, Backend: backendOf("sglang")}, openaiEnv(t, new(bytes.Buffer)))
 	if err == nil || !strings.Contains(err.Error(), "need a chat backend (sglang-oai-chat, vllm-chat or lmdeploy-chat), not --backend sglang") {
 		t.Errorf("native backend: %v", err)
 	}

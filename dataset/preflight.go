@@ -52,8 +52,8 @@ func Preflight(p Params) error {
 			return fmt.Errorf("--dataset-path must point to the SPEED-Bench JSONL file (run prepare_speed_bench.sh to generate it)")
 		}
 	case "agentic-trace":
-		if p.Backend != "" && !isChatBackend(p.Backend) {
-			return fmt.Errorf("--backend %s: agentic-trace conversations need a chat backend (sglang-oai-chat, vllm-chat or lmdeploy-chat)", p.Backend)
+		if err := agenticBackend(p.Backend); err != nil {
+			return err
 		}
 		if p.Path == "" {
 			return fmt.Errorf("--dataset-path: agentic-trace needs the trace's JSON file")
@@ -62,8 +62,8 @@ func Preflight(p Params) error {
 		if p.Path == "" {
 			return fmt.Errorf("--dataset-name openai: --dataset-path must name a JSONL file of chat requests")
 		}
-		if p.Backend != "" && !chatBackends[p.Backend] {
-			return fmt.Errorf("--dataset-name openai: its rows are chat messages, which need a chat backend (sglang-oai-chat, vllm-chat or lmdeploy-chat), not --backend %s", p.Backend)
+		if err := openaiBackend(p.Backend); err != nil {
+			return err
 		}
 	}
 	return nil

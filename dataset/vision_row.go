@@ -3,7 +3,6 @@ package dataset
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 
@@ -11,23 +10,20 @@ import (
 	"benchserve/tokenizer"
 )
 
-// mmBackends are the backends the image datasets send to, as the
-// reference's create_mm_data_row allows them; the chat ones get the raw
-// text (their server applies the template) and image_url parts, the native
-// ones the templated prompt holding the image placeholders and image_data.
-var mmBackends = []string{"sglang", "sglang-native", "sglang-oai-chat", "vllm-chat"}
-
-// mmRawText reports whether backend gets the raw text (a chat backend), or
-// an error naming --backend when the image datasets cannot send to it.
-func mmRawText(dataset, backend string) (bool, error) {
-	if backend == "" {
-		backend = "sglang"
-	}
-	if !slices.Contains(mmBackends, backend) {
+// mmRawText reports whether b gets the raw text and image_url parts
+// (ImagesChat: its server applies the template) rather than the templated
+// prompt holding the image placeholders and image_data (ImagesNative, and
+// an unknown backend, as the reference's default sglang), or an error
+// naming --backend when the image datasets cannot send to it.
+func mmRawText(dataset string, b Backend) (bool, error) {
+	switch {
+	case b.Name == "":
+		return false, nil
+	case b.Images == ImagesNone:
 		return false, fmt.Errorf("--backend %s: the %s dataset sends images only to %s (as the reference tool)",
-			backend, dataset, strings.Join(mmBackends, ", "))
+			b.Name, dataset, strings.Join(b.ImageNames, ", "))
 	}
-	return backend == "sglang-oai-chat" || backend == "vllm-chat", nil
+	return b.Images == ImagesChat, nil
 }
 
 // mmImage is one image of a request: its data URI and size in pixels.

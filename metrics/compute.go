@@ -14,8 +14,9 @@ type TokenCounter interface {
 
 // Options are the run facts Compute needs besides the records.
 type Options struct {
-	// Backend is the --backend name; it selects the retokenized ITL mode.
-	Backend string
+	// ChunkLens is the backend's Spec.ChunkLens: its records keep each
+	// chunk's length, and with an accept length the ITL is retokenized.
+	ChunkLens bool
 	// AcceptLength is the server's speculative accept length, nil if none.
 	AcceptLength *float64
 	// CacheReport fills Summary.Cache (--cache-report).
@@ -35,8 +36,7 @@ func Compute(recs []record.Record, dur float64, tok TokenCounter, opt Options) S
 	}
 	// §5.1: the server's accept length says tokens arrive several per chunk,
 	// so each chunk's gap is spread over its retokenized tokens.
-	retokITL := tok != nil && opt.AcceptLength != nil && *opt.AcceptLength > 0 &&
-		(opt.Backend == "sglang-oai" || opt.Backend == "sglang-oai-chat")
+	retokITL := tok != nil && opt.AcceptLength != nil && *opt.AcceptLength > 0 && opt.ChunkLens
 
 	nITL := 0
 	for i := range recs {

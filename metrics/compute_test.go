@@ -42,7 +42,7 @@ func TestComputeTotalsAndFailures(t *testing.T) {
 		{Success: true, Start: 1, Latency: 0.25, TTFT: 0.25, InputLen: 5, InputTextLen: 5},
 	}
 	const dur = 4.0
-	s := Compute(recs, dur, words{}, Options{Backend: "sglang"})
+	s := Compute(recs, dur, words{}, Options{})
 
 	if s.Completed != 3 || s.Failed != 1 {
 		t.Errorf("completed, failed = %d, %d; want 3, 1", s.Completed, s.Failed)
@@ -126,7 +126,7 @@ func TestComputeZeroDuration(t *testing.T) {
 func TestComputeNilTokenizer(t *testing.T) {
 	recs := []record.Record{{Success: true, Latency: 1, Text: "a b c", OutputLen: 3, Gaps: gaps(0.5),
 		ChunkLens: []int32{2}}}
-	s := Compute(recs, 1, nil, Options{Backend: "sglang-oai", AcceptLength: ptr(2)})
+	s := Compute(recs, 1, nil, Options{ChunkLens: true, AcceptLength: ptr(2)})
 	if s.TotalOutputRetokenized != 0 || s.ITL.Mean != 500 {
 		t.Errorf("retokenized, ITL mean = %d, %v; want 0, 500", s.TotalOutputRetokenized, s.ITL.Mean)
 	}
@@ -149,22 +149,20 @@ func TestRetokenizedITL(t *testing.T) {
 	// three times, the empty chunk skipped, 0.1/1 once.
 	g1, g2, g4 := 0.2, 0.3, 0.1
 	want := []float64{g1 / 2, g1 / 2, g2 / 3, g2 / 3, g2 / 3, g4}
-	for _, backend := range []string{"sglang-oai", "sglang-oai-chat"} {
-		s := Compute([]record.Record{specRecord()}, 1, words{}, Options{Backend: backend, AcceptLength: ptr(2.5)})
-		if w := Describe(want); s.ITL != w {
-			t.Errorf("%s: ITL = %+v, want %+v", backend, s.ITL, w)
-		}
-		if s.AcceptLength == nil || *s.AcceptLength != 2.5 {
-			t.Errorf("%s: AcceptLength = %v", backend, s.AcceptLength)
-		}
+	s := Compute([]record.Record{specRecord()}, 1, words{}, Options{ChunkLens: true, AcceptLength: ptr(2.5)})
+	if w := Describe(want); s.ITL != w {
+		t.Errorf("ITL = %+v, want %+v", s.ITL, w)
 	}
-	// Not retokenized: another backend, no accept length, or zero.
+	if s.AcceptLength == nil || *s.AcceptLength != 2.5 {
+		t.Errorf("AcceptLength = %v", s.AcceptLength)
+	}
+	// Not retokenized: a backend without chunk lengths, no accept length,
+	// or zero.
 	plain := Describe(specRecord().Gaps.Seconds())
 	for _, opt := range []Options{
-		{Backend: "vllm", AcceptLength: ptr(2.5)},
-		{Backend: "sglang", AcceptLength: ptr(2.5)},
-		{Backend: "sglang-oai"},
-		{Backend: "sglang-oai", AcceptLength: ptr(0)},
+		{AcceptLength: ptr(2.5)},
+		{ChunkLens: true},
+		{ChunkLens: true, AcceptLength: ptr(0)},
 	} {
 		if s := Compute([]record.Record{specRecord()}, 1, words{}, opt); s.ITL != plain {
 			t.Errorf("%+v: ITL = %+v, want plain %+v", opt, s.ITL, plain)
@@ -173,7 +171,7 @@ func TestRetokenizedITL(t *testing.T) {
 	// Chunk lengths that do not fit keep the plain gaps rather than panic.
 	bad := specRecord()
 	bad.ChunkLens[0] = 1000
-	if s := Compute([]record.Record{bad}, 1, words{}, Options{Backend: "sglang-oai", AcceptLength: ptr(2)}); s.ITL != plain {
+	if s := Compute([]record.Record{bad}, 1, words{}, Options{ChunkLens: true, AcceptLength: ptr(2)}); s.ITL != plain {
 		t.Errorf("oversized chunks: ITL = %+v, want plain %+v", s.ITL, plain)
 	}
 }
@@ -181,7 +179,7 @@ func TestRetokenizedITL(t *testing.T) {
 func TestRetokenizedITLKeepsPeaksOnRawGaps(t *testing.T) {
 	// The peaks use the received gaps: 5 token times, all in bucket 0,
 	// whatever the retokenized ITL list holds.
-	s := Compute([]record.Record{specRecord()}, 1, words{}, Options{Backend: "sglang-oai", AcceptLength: ptr(2)})
+	s := Compute([]record.Record{specRecord()}, 1, words{}, Options{ChunkLens: true, AcceptLength: ptr(2)})
 	if s.MaxOutputTokensPerS != 5 {
 		t.Errorf("MaxOutputTokensPerS = %v, want 5", s.MaxOutputTokensPerS)
 	}
@@ -287,6 +285,6 @@ func BenchmarkCompute(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		Compute(recs, 120, quarter{}, Options{Backend: "sglang"})
+		Compute(recs, 120, quarter{}, Options{})
 	}
 }

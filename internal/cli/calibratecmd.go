@@ -5,17 +5,45 @@ import (
 	"os"
 	"time"
 
+	"benchserve/backend"
 	"benchserve/bench"
 	"benchserve/internal/argparse"
 	"benchserve/internal/calibrate"
 )
+
+// calibrateBackends are calibrate's --backend choices: of the SGLang and
+// the vLLM backends, the first of each request function that generates
+// tokens (sglang-native sends what sglang does), in the table's order.
+func calibrateBackends() []string {
+	type fn struct {
+		sglang bool
+		kind   backend.Kind
+	}
+	seen := map[fn]bool{}
+	return backend.NamesOf(func(s backend.Spec) bool {
+		k := fn{s.SGLang, s.Kind}
+		switch {
+		case !s.SGLang && !s.VLLM, seen[k]:
+			return false
+		case s.Kind != backend.KindNative && s.Kind != backend.KindCompletions && s.Kind != backend.KindChat:
+			return false
+		}
+		seen[k] = true
+		return true
+	})
+}
+
+// calibrateDefault is vLLM's completions backend.
+func calibrateDefault() string {
+	return backend.NamesOf(func(s backend.Spec) bool { return s.VLLM && s.Kind == backend.KindCompletions })[0]
+}
 
 // CalibrateMain runs "benchserve calibrate": the client against the
 // simulator's truth, each in its own process.
 func CalibrateMain(ctx context.Context, args []string, pio IO) int {
 	p := argparse.New("benchserve calibrate", "Measure benchserve's own error against the simulator's truth, and its cost.")
 	g := p.Group("Calibration")
-	g.Add(argparse.Option{Name: "--backend", Type: argparse.Str, Default: "vllm", Choices: []string{"sglang", "sglang-oai", "sglang-oai-chat", "vllm", "vllm-chat"}, Help: "Client backend (API) to measure."})
+	g.Add(argparse.Option{Name: "--backend", Type: argparse.Str, Default: calibrateDefault(), Choices: calibrateBackends(), Help: "Client backend (API) to measure."})
 	g.Add(argparse.Option{Name: "--concurrency", Type: argparse.Int, Nargs: argparse.OneOrMore, Default: []any{1, 10, 100, 500, 1000}, Help: "Concurrency levels of the matrix."})
 	g.Add(argparse.Option{Name: "--ttft-ms", Type: argparse.Float, Default: 50.0, Help: "The simulator's time to first token."})
 	g.Add(argparse.Option{Name: "--itl-ms", Type: argparse.Float, Default: 10.0, Help: "The simulator's time between tokens."})

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"benchserve/backend"
 	"benchserve/bench"
 )
 
@@ -28,7 +29,9 @@ var unusedFlags = []unused{
 	{flag: "--port", why: withBaseURL},
 	{flag: "--cacert", why: plainHTTP},
 	{flag: "--insecure", why: plainHTTP},
-	{flag: "--header", why: backends("trt requests carry no headers, as in the reference", not("trt")...)},
+	{flag: "--header", why: backends(func(s backend.Spec) bool { return s.Headers }, func(no []string) string {
+		return and(no) + " requests carry no headers, as in the reference"
+	})},
 	{flag: "--sim-preset", why: func(c *bench.Config, _ func(string) string) string {
 		return unless(c.Sim, "only --sim starts the simulator")
 	}},
@@ -95,7 +98,7 @@ var unusedFlags = []unused{
 	}},
 	{flag: "--flush-cache-timeout", why: func(c *bench.Config, getenv func(string) string) string {
 		switch {
-		case !strings.Contains(c.Backend, "sglang"):
+		case !spec(c).SGLang:
 			return "not used with --backend " + c.Backend + " (only sglang's /flush_cache takes a timeout)"
 		case !c.FlushCache && !truthy(getenv("SGLANG_IS_IN_CI")):
 			return "not used without --flush-cache"
@@ -106,22 +109,26 @@ var unusedFlags = []unused{
 	// Request content
 	{flag: "--disable-stream", why: func(c *bench.Config, _ func(string) string) string {
 		switch {
-		case c.Backend == "trt":
-			return "not used with --backend trt, which always streams (as in the reference)"
-		case isEmbedding(c.Backend):
+		case spec(c).Kind == backend.KindTRT:
+			return "not used with --backend " + c.Backend + ", which always streams (as in the reference)"
+		case spec(c).Embedding:
 			return "not used with --backend " + c.Backend + " (embeddings are never streamed)"
 		}
 		return ""
 	}},
-	{flag: "--disable-ignore-eos", why: backends("embeddings generate no tokens", not("sglang-embedding", "vllm-embedding")...)},
-	{flag: "--temperature", why: backends(nativeOnly, native...)},
-	{flag: "--top-p", why: backends(nativeOnly, native...)},
+	{flag: "--disable-ignore-eos", why: backends(func(s backend.Spec) bool { return !s.Embedding }, func([]string) string {
+		return "embeddings generate no tokens"
+	})},
+	{flag: "--temperature", why: nativeOnly},
+	{flag: "--top-p", why: nativeOnly},
 	{flag: "--return-logprob", why: logprobs},
 	{flag: "--top-logprobs-num", why: logprobs},
-	{flag: "--token-ids-logprob", why: backends(nativeOnly, native...)},
-	{flag: "--logprob-start-len", why: backends(nativeOnly, native...)},
-	{flag: "--return-routed-experts", why: backends(nativeOnly, native...)},
-	{flag: "--lora-name", why: backends("trt and truss requests name no adapter", not("trt", "truss")...)},
+	{flag: "--token-ids-logprob", why: nativeOnly},
+	{flag: "--logprob-start-len", why: nativeOnly},
+	{flag: "--return-routed-experts", why: nativeOnly},
+	{flag: "--lora-name", why: backends(func(s backend.Spec) bool { return s.LoRA }, func(no []string) string {
+		return and(no) + " requests name no adapter"
+	})},
 	{flag: "--lora-request-distribution", why: func(c *bench.Config, _ func(string) string) string {
 		return unless(c.LoraName != nil, "not used without --lora-name")
 	}},
@@ -198,31 +205,41 @@ func all(but ...string) []string {
 	return out
 }
 
-// backends: the flag is sent by the named backends only.
-func backends(why string, names ...string) reason {
+// spec is the table's row of c's backend (the zero Spec for an unknown
+// name, which uses no flag).
+func spec(c *bench.Config) backend.Spec {
+	s, _ := backend.Lookup(c.Backend)
+	return s
+}
+
+// backends: the flag is used by the backends whose Spec satisfies uses
+// only; why says why not, given the backends that do not use it.
+func backends(uses func(backend.Spec) bool, why func(not []string) string) reason {
 	return func(c *bench.Config, _ func(string) string) string {
-		return unless(slices.Contains(names, c.Backend), "not used with --backend "+c.Backend+" ("+why+")")
+		if uses(spec(c)) {
+			return ""
+		}
+		not := backend.NamesOf(func(s backend.Spec) bool { return !uses(s) })
+		return "not used with --backend " + c.Backend + " (" + why(not) + ")"
 	}
 }
 
-// not lists every backend but the named ones.
-func not(but ...string) []string {
-	var out []string
-	for _, n := range Backends {
-		if !slices.Contains(but, n) {
-			out = append(out, n)
-		}
+// and lists names as "a, b and c".
+func and(names []string) string {
+	if n := len(names); n > 1 {
+		return strings.Join(names[:n-1], ", ") + " and " + names[n-1]
 	}
-	return out
+	return strings.Join(names, "")
 }
 
 func only(why string) func(string) string { return func(string) string { return why } }
 
-var native = []string{"sglang", "sglang-native"}
+// nativeOnly: the flag is sent by the native /generate backends only.
+var nativeOnly = backends(native, func([]string) string {
+	return "only the native /generate backends " + and(backend.NamesOf(native)) + " send it; for others use --extra-request-body"
+})
 
-const nativeOnly = "only the native /generate backends sglang and sglang-native send it; for others use --extra-request-body"
-
-func isEmbedding(b string) bool { return b == "sglang-embedding" || b == "vllm-embedding" }
+func native(s backend.Spec) bool { return s.Kind == backend.KindNative }
 
 // promptFrom says where a dataset's prompts come from.
 func promptFrom(d string) string {
@@ -312,10 +329,10 @@ func gaps(c *bench.Config, _ func(string) string) string {
 // logprobs: native sends both; completions sends logprobs only when both
 // are set; the other backends send neither.
 func logprobs(c *bench.Config, _ func(string) string) string {
-	switch c.Backend {
-	case "sglang", "sglang-native":
+	switch spec(c).Kind {
+	case backend.KindNative:
 		return ""
-	case "sglang-oai", "vllm", "lmdeploy":
+	case backend.KindCompletions:
 		return unless(c.ReturnLogprob && c.TopLogprobsNum > 0,
 			"--backend "+c.Backend+" asks for logprobs only with both --return-logprob and --top-logprobs-num > 0")
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"math"
 
+	"benchserve/backend"
 	"benchserve/bench"
 	"benchserve/internal/argparse"
 	"benchserve/sim"
@@ -20,13 +21,6 @@ const (
 )
 
 var groupOrder = [numGroups]string{gTarget, gDataset, gTraffic, gContent, gOutput, gProfile}
-
-// Backends are the --backend choices, in the reference's order (§2.1).
-var Backends = []string{
-	"sglang", "sglang-native", "sglang-oai", "sglang-oai-chat", "sglang-embedding",
-	"vllm", "vllm-chat", "vllm-embedding", "lmdeploy", "lmdeploy-chat",
-	"trt", "gserver", "truss",
-}
 
 // DatasetNames are the --dataset-name choices, in the reference's order.
 var DatasetNames = []string{
@@ -61,7 +55,7 @@ var (
 // that order decides the Namespace repr and the list in an "ambiguous
 // option" message. Ours (--no-keepalive and the rest) come last.
 var flags = []flag{
-	{gTarget, argparse.Option{Name: "--backend", Type: str, Choices: Backends, Default: "sglang",
+	{gTarget, argparse.Option{Name: "--backend", Type: str, Choices: backend.Names(), Default: backend.DefaultName,
 		Help: "Server kind; decides the endpoint, the request body and the default port."},
 		val(func(c *cfg) *string { return &c.Backend })},
 	{gTarget, argparse.Option{Name: "--base-url", Type: str,

@@ -1,0 +1,213 @@
+package backend
+
+import "slices"
+
+// Kind is the request function a backend uses: the body it sends and the
+// reply it reads (the reference's ASYNC_REQUEST_FUNCS).
+type Kind uint8
+
+// The request functions. KindNone is the zero Spec's: no backend.
+const (
+	KindNone        Kind = iota
+	KindNative           // SGLang's /generate
+	KindCompletions      // OpenAI completions
+	KindChat             // OpenAI chat completions
+	KindEmbeddings       // OpenAI embeddings
+	KindTRT              // TensorRT-LLM's Triton generate_stream
+	KindTruss            // Baseten Truss predict
+	KindGServer          // gserver: the reference raises NotImplementedError
+)
+
+// Images is how a backend carries the images of the image datasets (image,
+// mmmu and the image rows of custom), as the reference's
+// create_mm_data_row builds them.
+type Images uint8
+
+// The image forms.
+const (
+	// ImagesNone: the image datasets refuse the backend.
+	ImagesNone Images = iota
+	// ImagesNative: the prompt, templated by the client with the image
+	// placeholders, and the images as image_data (/generate).
+	ImagesNative
+	// ImagesChat: the raw text and image_url parts; the server applies
+	// the chat template.
+	ImagesChat
+)
+
+// CacheReport is what --cache-report does with a backend.
+type CacheReport uint8
+
+// The --cache-report forms.
+const (
+	// CacheUnsupported: the run warns that only sglang backends support it.
+	CacheUnsupported CacheReport = iota
+	// CacheInMeta: the server reports cached tokens without being asked.
+	CacheInMeta
+	// CacheAsk: the body asks for them with return_cached_tokens_details.
+	CacheAsk
+)
+
+// Spec is one --backend choice: everything the program needs to know of
+// it. Every package asks this table (Lookup, Specs) instead of comparing
+// names; adding a backend is adding a row.
+type Spec struct {
+	Name string
+	Kind Kind
+	// Path is appended to the base URL; "" where Implemented is false.
+	Path string
+	// DefaultPort is used without --port: the reference's table, with
+	// 30000 for every backend it leaves out (vllm-chat too).
+	DefaultPort int
+	// Chat: the backend sends OpenAI chat messages (Kind is KindChat), so
+	// it can hold a multi-turn conversation and takes messages rows.
+	Chat bool
+	// Embedding: the backend measures embeddings (Kind is KindEmbeddings):
+	// no tokens are generated, nothing is streamed, and the console leaves
+	// out the token lines.
+	Embedding bool
+	// Images is how the image datasets send to it.
+	Images Images
+	// SGLang: the server is SGLang's: /flush_cache takes ?timeout=,
+	// /server_info gives the speculative accept length, and
+	// SGLANG_IS_IN_CI flushes the cache before the run.
+	SGLang bool
+	// VLLM: the server is vLLM's, whose cache flush is /reset_prefix_cache.
+	VLLM bool
+	// CacheReport is what --cache-report does.
+	CacheReport CacheReport
+	// Headers: requests carry the auth, --header and X-Request-Id headers
+	// (trt sends none, as the reference).
+	Headers bool
+	// LoRA: requests name the --lora-name adapter.
+	LoRA bool
+	// Usage: streamed requests ask for the usage chunk (stream_options),
+	// so that the output length is the server's count.
+	Usage bool
+	// ChunkLens: the records keep each chunk's length and the text, for
+	// the retokenized ITL (§5.1) of sglang-oai and sglang-oai-chat.
+	ChunkLens bool
+	// TokenizePrompt: --tokenize-prompt may send token ids (sglang only,
+	// as the reference asserts).
+	TokenizePrompt bool
+	// PrintRequests: --print-requests is supported (sglang-oai-chat only).
+	PrintRequests bool
+	// ReadyPath is what the readiness check polls, appended to the base
+	// URL: /v1/models, or "" (the base URL itself) for trt.
+	ReadyPath string
+	// NeedsModel is the reference's message when --model is not given;
+	// "" when the model can be read from /v1/models.
+	NeedsModel string
+	// Implemented is false for gserver, which the reference does not
+	// implement either.
+	Implemented bool
+}
+
+// Paths of the request functions.
+const (
+	pathNative      = "/generate"
+	pathCompletions = "/v1/completions"
+	pathChat        = "/v1/chat/completions"
+	pathEmbeddings  = "/v1/embeddings"
+	pathTRT         = "/v2/models/ensemble/generate_stream"
+	pathTruss       = "/v1/models/model:predict"
+	pathModels      = "/v1/models"
+)
+
+// DefaultName is the reference's default --backend.
+const DefaultName = "sglang"
+
+// specs is the table, in the reference's order of the --backend choices.
+var specs = []Spec{
+	{Name: "sglang", Kind: KindNative, Path: pathNative, DefaultPort: 30000, Images: ImagesNative,
+		SGLang: true, CacheReport: CacheInMeta, Headers: true, LoRA: true, TokenizePrompt: true,
+		ReadyPath: pathModels, Implemented: true},
+	{Name: "sglang-native", Kind: KindNative, Path: pathNative, DefaultPort: 30000, Images: ImagesNative,
+		SGLang: true, CacheReport: CacheInMeta, Headers: true, LoRA: true,
+		ReadyPath: pathModels, Implemented: true},
+	{Name: "sglang-oai", Kind: KindCompletions, Path: pathCompletions, DefaultPort: 30000,
+		SGLang: true, CacheReport: CacheAsk, Headers: true, LoRA: true, Usage: true, ChunkLens: true,
+		ReadyPath: pathModels, Implemented: true},
+	{Name: "sglang-oai-chat", Kind: KindChat, Path: pathChat, DefaultPort: 30000, Chat: true, Images: ImagesChat,
+		SGLang: true, CacheReport: CacheAsk, Headers: true, LoRA: true, Usage: true, ChunkLens: true, PrintRequests: true,
+		ReadyPath: pathModels, Implemented: true},
+	{Name: "sglang-embedding", Kind: KindEmbeddings, Path: pathEmbeddings, DefaultPort: 30000, Embedding: true,
+		SGLang: true, Headers: true, LoRA: true,
+		ReadyPath: pathModels, Implemented: true},
+	{Name: "vllm", Kind: KindCompletions, Path: pathCompletions, DefaultPort: 8000,
+		VLLM: true, Headers: true, LoRA: true, Usage: true,
+		ReadyPath: pathModels, Implemented: true},
+	{Name: "vllm-chat", Kind: KindChat, Path: pathChat, DefaultPort: 30000, Chat: true, Images: ImagesChat,
+		VLLM: true, Headers: true, LoRA: true, Usage: true,
+		ReadyPath: pathModels, Implemented: true},
+	{Name: "vllm-embedding", Kind: KindEmbeddings, Path: pathEmbeddings, DefaultPort: 8000, Embedding: true,
+		VLLM: true, Headers: true, LoRA: true,
+		ReadyPath: pathModels, Implemented: true},
+	{Name: "lmdeploy", Kind: KindCompletions, Path: pathCompletions, DefaultPort: 23333,
+		Headers: true, LoRA: true, Usage: true,
+		ReadyPath: pathModels, Implemented: true},
+	{Name: "lmdeploy-chat", Kind: KindChat, Path: pathChat, DefaultPort: 30000, Chat: true,
+		Headers: true, LoRA: true, Usage: true,
+		ReadyPath: pathModels, Implemented: true},
+	{Name: "trt", Kind: KindTRT, Path: pathTRT, DefaultPort: 8000,
+		NeedsModel:  "Please provide a model using `--model` when using `trt` backend.",
+		Implemented: true},
+	{Name: "gserver", Kind: KindGServer, DefaultPort: 9988, Headers: true, LoRA: true,
+		ReadyPath: pathModels},
+	{Name: "truss", Kind: KindTruss, Path: pathTruss, DefaultPort: 8080, Headers: true,
+		ReadyPath:   pathModels,
+		NeedsModel:  "Please provide a model with `--model` when using truss backend. e.g. --model meta-llama/Llama-3.1-8B-Instruct",
+		Implemented: true},
+}
+
+// Specs returns the table, in the reference's order of the --backend
+// choices. The slice is a copy.
+func Specs() []Spec { return slices.Clone(specs) }
+
+// Lookup returns the Spec of the backend name.
+func Lookup(name string) (Spec, bool) {
+	for _, s := range specs {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Spec{}, false
+}
+
+// Names are the --backend choices, in the reference's order.
+func Names() []string { return NamesOf(func(Spec) bool { return true }) }
+
+// NamesOf returns the names of the backends whose Spec satisfies ok, in
+// the table's order (for the messages that list them).
+func NamesOf(ok func(Spec) bool) []string {
+	var out []string
+	for _, s := range specs {
+		if ok(s) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// Path is the path a backend appends to the base URL; "" for gserver (which
+// has none) and for unknown names.
+func Path(name string) string {
+	s, _ := Lookup(name)
+	return s.Path
+}
+
+// IsEmbedding reports whether the backend measures embeddings (no tokens
+// are generated, so the console leaves out the token lines).
+func IsEmbedding(name string) bool {
+	s, _ := Lookup(name)
+	return s.Embedding
+}
+
+// DefaultPort is the port used when --port is not given (Spec.DefaultPort);
+// 30000 for an unknown name.
+func DefaultPort(name string) int {
+	if s, ok := Lookup(name); ok {
+		return s.DefaultPort
+	}
+	return 30000
+}

@@ -1,0 +1,127 @@
+package backend
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// referenceNames are the reference's --backend choices, in its order.
+var referenceNames = []string{
+	"sglang", "sglang-native", "sglang-oai", "sglang-oai-chat", "sglang-embedding",
+	"vllm", "vllm-chat", "vllm-embedding", "lmdeploy", "lmdeploy-chat", "trt", "gserver", "truss",
+}
+
+// TestSpecInvariants checks that the rows of the table agree with each
+// other and with what the request functions do.
+func TestSpecInvariants(t *testing.T) {
+	if got := Names(); !slices.Equal(got, referenceNames) {
+		t.Errorf("Names() = %v, want the reference's %v", got, referenceNames)
+	}
+	openAI := func(k Kind) bool { return k == KindCompletions || k == KindChat }
+	kindPath := map[Kind]string{}
+	seen := map[string]bool{}
+	for _, s := range Specs() {
+		fail := func(format string, a ...any) { t.Helper(); t.Errorf(s.Name+": "+format, a...) }
+		if s.Name == "" || seen[s.Name] {
+			fail("name empty or repeated")
+		}
+		seen[s.Name] = true
+		if got, ok := Lookup(s.Name); !ok || got != s {
+			fail("Lookup = %+v, %v", got, ok)
+		}
+		if s.Kind == KindNone {
+			fail("no request function")
+		}
+		if s.Implemented != (s.Path != "") || s.Path != "" && !strings.HasPrefix(s.Path, "/") {
+			fail("Implemented %v with path %q", s.Implemented, s.Path)
+		}
+		if p, ok := kindPath[s.Kind]; ok && p != s.Path {
+			fail("path %q, another backend of its kind has %q", s.Path, p)
+		}
+		kindPath[s.Kind] = s.Path
+		if s.DefaultPort < 1 || s.DefaultPort > 65535 {
+			fail("default port %d", s.DefaultPort)
+		}
+		if s.ReadyPath != "" && !strings.HasPrefix(s.ReadyPath, "/") {
+			fail("ready path %q", s.ReadyPath)
+		}
+		if s.Chat != (s.Kind == KindChat) {
+			fail("Chat %v with kind %d", s.Chat, s.Kind)
+		}
+		if s.Embedding != (s.Kind == KindEmbeddings) {
+			fail("Embedding %v with kind %d", s.Embedding, s.Kind)
+		}
+		if s.Usage != openAI(s.Kind) {
+			fail("Usage %v with kind %d (completions and chat ask for it)", s.Usage, s.Kind)
+		}
+		if s.ChunkLens && !(s.SGLang && openAI(s.Kind)) {
+			fail("ChunkLens without an SGLang OpenAI API (the accept length comes from /server_info)")
+		}
+		if s.SGLang && s.VLLM {
+			fail("both SGLang and vLLM")
+		}
+		switch s.Images {
+		case ImagesNative:
+			if s.Kind != KindNative {
+				fail("native images need /generate")
+			}
+		case ImagesChat:
+			if !s.Chat {
+				fail("image_url parts need chat messages")
+			}
+		}
+		switch s.CacheReport {
+		case CacheInMeta:
+			if !s.SGLang || s.Kind != KindNative {
+				fail("cached tokens in meta_info unasked: SGLang's /generate only")
+			}
+		case CacheAsk:
+			if !s.SGLang || !openAI(s.Kind) {
+				fail("return_cached_tokens_details: SGLang's OpenAI APIs only")
+			}
+		}
+		if s.TokenizePrompt && s.Kind != KindNative {
+			fail("--tokenize-prompt sends input_ids, which only /generate takes")
+		}
+		if s.PrintRequests && !s.Chat {
+			fail("--print-requests prints chat messages")
+		}
+		if !s.Headers && s.LoRA {
+			fail("a LoRA adapter without headers: not a request function we have")
+		}
+	}
+	if _, ok := Lookup("tgi"); ok {
+		t.Error("Lookup(tgi) found a backend")
+	}
+	specs := Specs()
+	specs[0].Name = "changed"
+	if Names()[0] != "sglang" {
+		t.Error("Specs() shares the table")
+	}
+}
+
+// TestNamesOf lists the backends of each capability that messages name.
+func TestNamesOf(t *testing.T) {
+	for _, c := range []struct {
+		what string
+		ok   func(Spec) bool
+		want string
+	}{
+		{"chat", func(s Spec) bool { return s.Chat }, "sglang-oai-chat vllm-chat lmdeploy-chat"},
+		{"embedding", func(s Spec) bool { return s.Embedding }, "sglang-embedding vllm-embedding"},
+		{"images", func(s Spec) bool { return s.Images != ImagesNone }, "sglang sglang-native sglang-oai-chat vllm-chat"},
+		{"native", func(s Spec) bool { return s.Kind == KindNative }, "sglang sglang-native"},
+		{"chunk lengths", func(s Spec) bool { return s.ChunkLens }, "sglang-oai sglang-oai-chat"},
+		{"no headers", func(s Spec) bool { return !s.Headers }, "trt"},
+		{"no LoRA", func(s Spec) bool { return s.Implemented && !s.LoRA }, "trt truss"},
+		{"not implemented", func(s Spec) bool { return !s.Implemented }, "gserver"},
+		{"needs --model", func(s Spec) bool { return s.NeedsModel != "" }, "trt truss"},
+		{"vllm", func(s Spec) bool { return s.VLLM }, "vllm vllm-chat vllm-embedding"},
+		{"sglang", func(s Spec) bool { return s.SGLang }, "sglang sglang-native sglang-oai sglang-oai-chat sglang-embedding"},
+	} {
+		if got := strings.Join(NamesOf(c.ok), " "); got != c.want {
+			t.Errorf("%s: %s, want %s", c.what, got, c.want)
+		}
+	}
+}
