@@ -96,6 +96,7 @@ func seconds(s float64) time.Duration {
 func datasetParams(cfg *Config, model string) dataset.Params {
 	p := cfg.Params
 	p.Name, p.Path, p.Model = cfg.DatasetName, cfg.DatasetPath, model
+	p.Backend = datasetBackend(cfg.Backend)
 	return p
 }
 
