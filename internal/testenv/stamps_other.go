@@ -1,0 +1,8 @@
+//go:build !linux
+
+package testenv
+
+// probeStamps: internal/netstamp asks for receive times on Linux only.
+func probeStamps() (bool, string) {
+	return false, "benchserve reads kernel receive times on Linux only"
+}
