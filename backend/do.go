@@ -26,6 +26,7 @@ const keepBuffer = 1 << 20
 // conn holds the per-request buffers, reused through a pool.
 type conn struct {
 	lines  *sse.Reader
+	clock  readClock // times the Reads of a stream (clock.go)
 	body   []byte
 	p      parser
 	note   sendNote
@@ -44,6 +45,7 @@ func putConn(c *conn) {
 		c.body = nil
 	}
 	c.lines.Reset(nil)
+	c.clock = readClock{}
 	c.note = sendNote{}
 	c.delays.Reset()
 	if cap(c.p.text) > keepBuffer {
@@ -162,13 +164,12 @@ func (c *Client) read(ctx context.Context, cn *conn, body io.Reader, rec *record
 // must end with [DONE]: without it the server stopped mid-generation (a
 // server that answers with plain JSON lines is spared the rule).
 func (c *Client) readStream(body io.Reader, cn *conn) error {
-	r, p := cn.lines, &cn.p
-	r.Reset(body)
-	r.SetFloor(p.st)
-	r.SetDelays(&cn.delays)
+	r, p, clk := cn.lines, &cn.p, &cn.clock
+	clk.reset(body, p.st, &cn.delays)
+	r.Reset(clk)
 	for {
-		line, at, err := r.Next()
-		p.readIdx, p.readDelay = r.Reads(), r.Delay()
+		line, read, err := r.Next()
+		p.readIdx, p.readDelay = read, clk.delay
 		if err == io.EOF {
 			break
 		}
@@ -178,11 +179,11 @@ func (c *Client) readStream(body io.Reader, cn *conn) error {
 			}
 			return readError(r.Line(), err)
 		}
-		if err := p.line(line, at); err != nil {
+		if err := p.line(line, clk.at); err != nil {
 			return lineError(r.Line(), line, err)
 		}
 	}
-	p.rec.KernelTimed = r.KernelTimed()
+	p.rec.KernelTimed = clk.kernelTimed()
 	switch {
 	case p.lines == 0:
 		return kindErrorf(record.KindEmpty, "the server answered 200 with no data lines")
@@ -216,8 +217,7 @@ func (c *Client) readWhole(body io.Reader, cn *conn) error {
 	}
 	cn.body = buf
 	p := &cn.p
-	stamps, _ := body.(sse.Arrivals)
-	at, kernel := sse.Stamp(stamps, len(buf), p.st, time.Time{})
+	at, kernel := wholeArrival(body, len(buf), p.st)
 	p.rec.KernelTimed = kernel
 	doc := bytes.TrimSpace(buf)
 	if len(doc) == 0 {

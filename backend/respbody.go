@@ -24,6 +24,7 @@ type body struct {
 // LastArrival is the kernel's receive time of the bytes the connection
 // last read (Unix ns), 0 when unknown: the arrival of the newest bytes Read
 // has returned, since no Read reads the connection while it holds bytes.
+// It makes the body a netstamp.Stamped, which clock.go times reads with.
 func (b *body) LastArrival() int64 {
 	if b.pc.stamps == nil {
 		return 0

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"benchserve/internal/netstamp"
 	"benchserve/internal/testenv"
 	"benchserve/sse"
 )
@@ -67,7 +68,7 @@ func testChunkStamped(t *testing.T, useTLS bool) {
 			t.Fatal(err)
 		}
 		io.Copy(io.Discard, resp.Body)
-		stamped := resp.Body.(sse.Arrivals).LastArrival() != 0
+		stamped := resp.Body.(netstamp.Stamped).LastArrival() != 0
 		resp.Body.Close()
 		if stamped {
 			break
@@ -81,11 +82,12 @@ func testChunkStamped(t *testing.T, useTLS bool) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if resp.Body.(sse.Arrivals).LastArrival() == 0 {
+	if resp.Body.(netstamp.Stamped).LastArrival() == 0 {
 		t.Fatal("the kernel stamps, but the response has no receive times")
 	}
-	r := sse.NewReader(resp.Body, 0)
-	r.SetFloor(start)
+	var clk readClock
+	clk.reset(resp.Body, start, nil)
+	r := sse.NewReader(&clk, 0)
 	var stamps []time.Time
 	var ws []write
 	for i := range 2 {
@@ -96,11 +98,11 @@ func testChunkStamped(t *testing.T, useTLS bool) {
 		wr := <-writes
 		ws = append(ws, wr)
 		time.Sleep(40 * time.Millisecond) // busy elsewhere
-		line, at, err := r.Next()
+		line, _, err := r.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
-		read := time.Now()
+		at, read := clk.at, time.Now()
 		if at.Before(wr.before) || at.After(wr.after.Add(5*time.Millisecond)) {
 			t.Errorf("%s: stamped %v after the write began and %v before the read; want within the write", line,
 				at.Sub(wr.before), read.Sub(at))

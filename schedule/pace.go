@@ -2,48 +2,16 @@ package schedule
 
 import (
 	"context"
-	"runtime"
 	"time"
+
+	"benchserve/internal/clock"
 )
 
-// spinWindow is how close to a deadline the pacer stops sleeping and starts
-// yielding: Go rounds short timer sleeps up to about a millisecond, so a
-// plain sleep to the deadline would leave late.
-const spinWindow = 1100 * time.Microsecond
-
-// holdWindow is the last stretch before a deadline in which the pacer spins
-// without yielding.
-const holdWindow = 50 * time.Microsecond
-
-// WaitUntil blocks until the monotonic clock reaches deadline or ctx ends,
-// sleeping while far away and yielding the processor for the last stretch.
-// It reports false if ctx ended first, and at once when ctx has already
-// ended, even for a deadline in the past: a caller that is behind its
-// schedule must still stop when told to.
+// WaitUntil is the client's pacer: it releases a request at its planned
+// time, or reports false as soon as ctx has ended (at once when it already
+// has, even for a deadline in the past). It waits with clock.WaitUntil,
+// the deadline wait the simulator uses too; the client's release policy
+// is decided here, so that changing it leaves the simulator alone.
 func WaitUntil(ctx context.Context, deadline time.Time) bool {
-	for {
-		if ctx.Err() != nil {
-			return false
-		}
-		d := time.Until(deadline)
-		if d <= 0 {
-			return true
-		}
-		if d > spinWindow {
-			t := time.NewTimer(d - spinWindow)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return false
-			case <-t.C:
-			}
-			continue
-		}
-		// Yield to other goroutines while there is time; for the last
-		// stretch keep the processor, so a goroutine that runs long when
-		// the deadline comes cannot make the release late.
-		if d > holdWindow {
-			runtime.Gosched()
-		}
-	}
+	return clock.WaitUntil(ctx, deadline)
 }

@@ -90,39 +90,17 @@ func TestPlanLoRA(t *testing.T) {
 	}
 }
 
+// The pacer keeps clock.WaitUntil's contract: it never releases early,
+// and an ended context stops it even for a deadline already past.
 func TestWaitUntil(t *testing.T) {
-	deadline := time.Now().Add(3 * time.Millisecond)
-	if !WaitUntil(context.Background(), deadline) {
-		t.Fatal("WaitUntil gave up")
-	}
-	if time.Now().Before(deadline) {
-		t.Error("WaitUntil returned before its deadline")
+	deadline := time.Now().Add(2 * time.Millisecond)
+	if !WaitUntil(context.Background(), deadline) || time.Now().Before(deadline) {
+		t.Error("WaitUntil gave up or returned before its deadline")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if WaitUntil(ctx, time.Now().Add(time.Hour)) {
-		t.Error("WaitUntil ignored a cancelled context")
-	}
-}
-
-// Deadlines inside the spin window go through the kernel sleep, the
-// yielding and the hold; none may return early, and a cancelled context
-// still ends the wait.
-func TestWaitUntilShort(t *testing.T) {
-	for _, d := range []time.Duration{-time.Millisecond, 0, 30 * time.Microsecond, 120 * time.Microsecond,
-		250 * time.Microsecond, 600 * time.Microsecond, 1050 * time.Microsecond, 2 * time.Millisecond} {
-		deadline := time.Now().Add(d)
-		if !WaitUntil(context.Background(), deadline) {
-			t.Fatalf("%v: WaitUntil gave up", d)
-		}
-		if late := time.Since(deadline); late < 0 {
-			t.Errorf("%v: returned %v before the deadline", d, -late)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if WaitUntil(ctx, time.Now().Add(600*time.Microsecond)) {
-		t.Error("WaitUntil ignored a cancelled context inside the spin window")
+	if WaitUntil(ctx, time.Now().Add(-time.Second)) {
+		t.Error("WaitUntil released past its deadline with the context ended")
 	}
 }
 

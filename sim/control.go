@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"benchserve/internal/argparse"
+	"benchserve/internal/pyfmt"
 )
 
 // models is GET /v1/models, in vLLM's shape.
@@ -117,7 +117,7 @@ func (s *Server) flushCache(w http.ResponseWriter, r *http.Request) {
 	}
 	var timeout float64
 	if v := r.URL.Query().Get("timeout"); v != "" {
-		t, err := argparse.ParseFloat(v)
+		t, err := pyfmt.ParseFloat(v)
 		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
 			writeText(w, http.StatusBadRequest, "timeout: must be a finite number of seconds >= 0, got "+strconv.Quote(v)+"\n")
 			return

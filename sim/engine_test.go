@@ -13,7 +13,7 @@ import (
 // testing/synctest: time moves only when every goroutine waits, so a step
 // ends exactly when the model says and the times below are exact.
 
-// sleepUntil is the engine's wait on a plain timer (schedule.WaitUntil
+// sleepUntil is the engine's wait on a plain timer (clock.WaitUntil
 // spins for the last stretch, which a fake clock never ends).
 func sleepUntil(ctx context.Context, t time.Time) bool {
 	tm := time.NewTimer(time.Until(t))

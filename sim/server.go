@@ -19,8 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"benchserve/internal/clock"
 	"benchserve/internal/netstamp"
-	"benchserve/schedule"
 	"benchserve/tokenizer"
 )
 
@@ -76,7 +76,7 @@ func New(cfg Config) (*Server, error) {
 		modelQ:  quoted(cfg.Model),
 		engDone: make(chan struct{}),
 	}
-	s.eng = newEngine(cfg, v, schedule.WaitUntil)
+	s.eng = newEngine(cfg, v, clock.WaitUntil)
 	var ctx context.Context
 	ctx, s.cancel = context.WithCancel(context.Background())
 	go func() {

@@ -1,8 +1,13 @@
 // Package sse reads a streamed HTTP response body line by line, as aiohttp's
 // StreamReader does for the reference tool: split on '\n', strip surrounding
-// whitespace, skip empty lines. Each line comes with the instant at which its
-// last byte arrived, taken before any parsing, so that parsing cost never
-// shows up in the measured latencies.
+// whitespace, skip empty lines. Each line comes with the index of the Read
+// that completed it, so that a caller can tell lines that came together.
+//
+// The package knows nothing of time. A Reader returns a line as soon as the
+// Read that completes it has returned, before it reads again, so a caller
+// that times lines hands the Reader an io.Reader that notes when each of its
+// Reads returned: the last Read it noted when Next returns is the line's, and
+// parsing the line never shows up in its time.
 package sse
 
 import (
@@ -10,10 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
-
-	"benchserve/internal/hist"
-	"benchserve/internal/netstamp"
 )
 
 // DefaultMaxLine is the longest line a Reader accepts unless told otherwise.
@@ -37,27 +38,10 @@ type Reader struct {
 	end     int // end of the bytes read so far
 	scanned int // bytes in buf[start:scanned] hold no '\n'
 	max     int
-	line    int       // number of '\n'-separated lines consumed, empty ones included
-	at      time.Time // when the bytes of the last Read arrived
-	floor   time.Time // no stamp is earlier
-	stamps  Arrivals  // r, when it knows when its bytes arrived
-	err     error     // sticky error from r
-	// reads counts the Reads that returned bytes, kernelReads those of
-	// them timed with the kernel's receive time.
-	reads, kernelReads int
-	// delay is how long the bytes of the last kernel-timed Read waited
-	// to be read (0 for a Read timed when it returned); delays, when set,
-	// counts each.
-	delay  time.Duration
-	delays *hist.H
+	line    int   // number of '\n'-separated lines consumed, empty ones included
+	reads   int   // Reads that returned bytes
+	err     error // sticky error from r
 }
-
-// Arrivals is a reader that knows when the bytes it last returned reached
-// the machine: the kernel's receive time in Unix nanoseconds, 0 when
-// unknown (see internal/netstamp). A Reader over one stamps each line
-// with that instant rather than with the end of its Read, so that a
-// reader that gets round to the bytes late still times them right.
-type Arrivals interface{ LastArrival() int64 }
 
 // NewReader returns a Reader of r that accepts lines up to maxLine bytes
 // (DefaultMaxLine when maxLine <= 0).
@@ -73,34 +57,10 @@ func NewReader(r io.Reader, maxLine int) *Reader {
 // Reset makes the Reader read from r, keeping its buffer.
 func (s *Reader) Reset(r io.Reader) {
 	s.r = r
-	s.stamps, _ = r.(Arrivals)
 	s.start, s.end, s.scanned, s.line = 0, 0, 0, 0
-	s.at, s.floor = time.Time{}, time.Time{}
+	s.reads = 0
 	s.err = nil
-	s.reads, s.kernelReads = 0, 0
-	s.delay, s.delays = 0, nil
 }
-
-// SetDelays makes the Reader count in h how long the bytes of each
-// kernel-timed Read waited in the socket: from the kernel's receive time
-// of the newest bytes to the Read's return. Reset forgets h.
-func (s *Reader) SetDelays(h *hist.H) { s.delays = h }
-
-// Reads is the number of Reads that returned bytes so far: lines that
-// Next returned with the same Reads came in one Read, and share its time.
-func (s *Reader) Reads() int { return s.reads }
-
-// Delay is how long the bytes of the Read that completed the last line
-// waited in the socket (0 when that Read had no kernel receive time).
-func (s *Reader) Delay() time.Duration { return s.delay }
-
-// KernelTimed reports whether every Read that returned bytes since Reset
-// was timed with the kernel's receive time (false if none returned any).
-func (s *Reader) KernelTimed() bool { return s.reads > 0 && s.kernelReads == s.reads }
-
-// SetFloor makes t the earliest instant a line may be stamped with (the
-// request's send time, against a wall clock stepped while it ran).
-func (s *Reader) SetFloor(t time.Time) { s.floor = t }
 
 // BufferSize is the size of the buffer the Reader holds (for pools that do
 // not want to keep a huge one).
@@ -110,12 +70,17 @@ func (s *Reader) BufferSize() int { return cap(s.buf) }
 // returned.
 func (s *Reader) Line() int { return s.line }
 
-// Next returns the next non-empty line, stripped of ASCII whitespace, and the
-// time at which the Read that completed it returned. At the end of the stream
-// it returns io.EOF; a last line without '\n' is returned first. Other errors
-// come from the underlying reader (a partial last line is then dropped), or
-// wrap ErrLineTooLong.
-func (s *Reader) Next() ([]byte, time.Time, error) {
+// Next returns the next non-empty line, stripped of ASCII whitespace, and
+// its read index: the number of Reads since Reset that had returned bytes
+// when the line was complete (at its '\n', or at the end of the stream for
+// a last line without one). Lines with the same index came in one Read.
+// Next reads only when it holds no whole line, so the last Read the
+// underlying reader served before Next returned is the one that completed
+// the line. At the end of the stream it returns io.EOF; a last line without
+// '\n' is returned first. Other errors come from the underlying reader (a
+// partial last line is then dropped), or wrap ErrLineTooLong; with an
+// error, the index is the number of Reads that returned bytes.
+func (s *Reader) Next() ([]byte, int, error) {
 	for {
 		if i := bytes.IndexByte(s.buf[s.scanned:s.end], '\n'); i >= 0 {
 			nl := s.scanned + i
@@ -124,7 +89,7 @@ func (s *Reader) Next() ([]byte, time.Time, error) {
 			s.scanned = s.start
 			s.line++
 			if line := trim(raw); len(line) > 0 {
-				return line, s.at, nil
+				return line, s.reads, nil
 			}
 			continue
 		}
@@ -137,13 +102,13 @@ func (s *Reader) Next() ([]byte, time.Time, error) {
 				s.start, s.scanned = s.end, s.end
 				s.line++
 				if line := trim(raw); len(line) > 0 {
-					return line, s.at, nil
+					return line, s.reads, nil
 				}
 			}
-			return nil, s.at, s.err
+			return nil, s.reads, s.err
 		}
 		if err := s.fill(); err != nil {
-			return nil, s.at, err
+			return nil, s.reads, err
 		}
 	}
 }
@@ -174,18 +139,8 @@ func (s *Reader) fill() error {
 		return nil
 	}
 	n, err := s.r.Read(s.buf[s.end:])
-	var kernel bool
-	var delay time.Duration
-	s.at, delay, kernel = stamp(s.stamps, n, s.floor, s.at)
 	if n > 0 {
 		s.reads++
-		s.delay = delay
-		if kernel {
-			s.kernelReads++
-			if s.delays != nil {
-				s.delays.Add(delay)
-			}
-		}
 	}
 	if n < 0 || n > len(s.buf)-s.end {
 		return errors.New("sse: reader returned an invalid count")
@@ -195,34 +150,6 @@ func (s *Reader) fill() error {
 		s.err = err
 	}
 	return nil
-}
-
-// Stamp is when the n bytes a Read just returned arrived: now, or the
-// kernel's receive time when stamps (the reader as an Arrivals, or nil)
-// knows it (kernel is then true); never before floor nor before prev, the
-// stamp of the Read before.
-func Stamp(stamps Arrivals, n int, floor, prev time.Time) (at time.Time, kernel bool) {
-	at, _, kernel = stamp(stamps, n, floor, prev)
-	return at, kernel
-}
-
-// stamp is Stamp that also returns how long the bytes waited to be read:
-// from their kernel receive time to now (0 without one).
-func stamp(stamps Arrivals, n int, floor, prev time.Time) (at time.Time, delay time.Duration, kernel bool) {
-	now := time.Now()
-	at = now
-	if stamps != nil && n > 0 {
-		if k := netstamp.At(now, stamps.LastArrival()); !k.Equal(now) {
-			at, delay, kernel = k, now.Sub(k), true
-		}
-	}
-	if at.Before(floor) {
-		at = floor
-	}
-	if at.Before(prev) {
-		at = prev
-	}
-	return at, delay, kernel
 }
 
 // trim strips what Python's bytes.strip() strips: space, \t, \n, \r, \v, \f.

@@ -8,14 +8,15 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
-	"time"
 )
 
-// splitReader returns at most 1..max bytes per Read, chosen at random.
+// splitReader returns at most 1..max bytes per Read, chosen at random, and
+// counts its Reads.
 type splitReader struct {
-	data []byte
-	rng  *rand.Rand
-	max  int
+	data  []byte
+	rng   *rand.Rand
+	max   int
+	reads int
 }
 
 func (r *splitReader) Read(p []byte) (int, error) {
@@ -26,6 +27,7 @@ func (r *splitReader) Read(p []byte) (int, error) {
 	n = min(n, len(r.data), len(p))
 	copy(p, r.data[:n])
 	r.data = r.data[n:]
+	r.reads++
 	return n, nil
 }
 
@@ -34,6 +36,27 @@ func readAll(t *testing.T, r *Reader) []string {
 	var out []string
 	for {
 		line, _, err := r.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("Next: %v", err)
+		}
+		out = append(out, string(line))
+	}
+}
+
+// readSplit reads the lines of sr, checking each one's read index: the
+// Reads sr has served (every one returned bytes) when Next returned it.
+func readSplit(t *testing.T, sr *splitReader) []string {
+	t.Helper()
+	r := NewReader(sr, 0)
+	var out []string
+	for {
+		line, read, err := r.Next()
+		if read != sr.reads {
+			t.Fatalf("after line %d: read index %d, but %d Reads served", len(out), read, sr.reads)
+		}
 		if err == io.EOF {
 			return out
 		}
@@ -62,7 +85,7 @@ func TestLinesInAnySplit(t *testing.T) {
 		for seed := range 50 {
 			rng := rand.New(rand.NewPCG(uint64(seed), 7))
 			sr := &splitReader{data: []byte(c.in), rng: rng, max: 1 + seed%9}
-			got := readAll(t, NewReader(sr, 0))
+			got := readSplit(t, sr)
 			if strings.Join(got, "|") != strings.Join(c.want, "|") || len(got) != len(c.want) {
 				t.Fatalf("%q seed %d: got %q, want %q", c.in, seed, got, c.want)
 			}
@@ -70,15 +93,16 @@ func TestLinesInAnySplit(t *testing.T) {
 	}
 }
 
-// timedReader records when each Read returned, and returns one piece per Read.
-type timedReader struct {
+// pieceReader returns one piece per Read and counts its Reads, the last
+// one (io.EOF) included.
+type pieceReader struct {
 	pieces []string
-	times  []time.Time
+	calls  int
 }
 
-func (r *timedReader) Read(p []byte) (int, error) {
+func (r *pieceReader) Read(p []byte) (int, error) {
+	r.calls++
 	if len(r.pieces) == 0 {
-		r.times = append(r.times, time.Now())
 		return 0, io.EOF
 	}
 	n := copy(p, r.pieces[0])
@@ -86,41 +110,32 @@ func (r *timedReader) Read(p []byte) (int, error) {
 	if r.pieces[0] == "" {
 		r.pieces = r.pieces[1:]
 	}
-	time.Sleep(time.Millisecond) // make the instants distinct
-	r.times = append(r.times, time.Now())
 	return n, nil
 }
 
-func TestTimestampIsTheCompletingRead(t *testing.T) {
-	// Read 0 brings two whole lines and the start of a third; read 1 ends it;
-	// read 2 brings a line without '\n', completed by the EOF of read 3.
-	tr := &timedReader{pieces: []string{"a\nb\nc", "c\n", "d"}}
-	r := NewReader(tr, 0)
-	wantRead := []int{0, 0, 1, 3}
-	wantLine := []string{"a", "b", "cc", "d"}
-	var ats []time.Time
-	for i := 0; ; i++ {
-		line, at, err := r.Next()
-		if err == io.EOF {
-			break
-		}
+// A line comes with the index of the Read that completed it, and Next
+// returns it before reading again: the last Read served is the line's,
+// which is what a caller that times its Reads relies on.
+func TestReadIndexIsTheCompletingRead(t *testing.T) {
+	// Read 1 brings two whole lines and the start of a third; read 2 ends
+	// it; read 3 brings a line without '\n', completed by the EOF of read 4.
+	pr := &pieceReader{pieces: []string{"a\nb\nc", "c\n", "d"}}
+	r := NewReader(pr, 0)
+	want := []struct {
+		line        string
+		read, calls int
+	}{{"a", 1, 1}, {"b", 1, 1}, {"cc", 2, 2}, {"d", 3, 4}}
+	for _, w := range want {
+		line, read, err := r.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(line) != wantLine[i] {
-			t.Fatalf("line %d = %q, want %q", i, line, wantLine[i])
+		if string(line) != w.line || read != w.read || pr.calls != w.calls {
+			t.Errorf("%q: read index %d after %d Reads; want %q, %d after %d", line, read, pr.calls, w.line, w.read, w.calls)
 		}
-		ats = append(ats, at)
 	}
-	if len(ats) != len(wantRead) {
-		t.Fatalf("got %d lines", len(ats))
-	}
-	// time.Now() taken inside Read precedes the Reader's stamp, and the next
-	// Read's stamp follows it.
-	for i, k := range wantRead {
-		if ats[i].Before(tr.times[k]) || (k+1 < len(tr.times) && !ats[i].Before(tr.times[k+1])) {
-			t.Errorf("line %q stamped %v, not by read %d", wantLine[i], ats[i], k)
-		}
+	if _, read, err := r.Next(); err != io.EOF || read != 3 || pr.calls != 4 {
+		t.Errorf("at the end: %v, read index %d after %d Reads; want io.EOF, 3 after 4", err, read, pr.calls)
 	}
 }
 
@@ -203,7 +218,7 @@ func FuzzReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, step uint8) {
 		want := referenceLines(data)
 		sr := &splitReader{data: data, rng: rand.New(rand.NewPCG(uint64(step), 1)), max: 1 + int(step%16)}
-		got := readAll(t, NewReader(sr, 0))
+		got := readSplit(t, sr)
 		if strings.Join(got, "\x00") != strings.Join(want, "\x00") || len(got) != len(want) {
 			t.Fatalf("got %q, want %q", got, want)
 		}
@@ -219,82 +234,4 @@ func referenceLines(data []byte) []string {
 		}
 	}
 	return out
-}
-
-// stampedReader returns one line a Read, each with the receive time the
-// test gives it.
-type stampedReader struct {
-	lines []string
-	ns    []int64
-	last  int64
-}
-
-func (r *stampedReader) Read(p []byte) (int, error) {
-	if len(r.lines) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, r.lines[0])
-	r.lines, r.last, r.ns = r.lines[1:], r.ns[0], r.ns[1:]
-	return n, nil
-}
-
-func (r *stampedReader) LastArrival() int64 { return r.last }
-
-func TestStampedLines(t *testing.T) {
-	now := time.Now()
-	wall := now.UnixNano()
-	floor := now.Add(-20 * time.Millisecond)
-	r := NewReader(&stampedReader{
-		lines: []string{"data: a\n", "data: b\n", "data: c\n", "data: d\n", "data: e\n"},
-		ns: []int64{
-			wall - int64(10*time.Millisecond), // arrived 10 ms ago
-			wall - int64(30*time.Millisecond), // before the floor (a stepped clock)
-			wall - int64(5*time.Millisecond),  // 5 ms ago
-			0,                                 // unknown: the read's own time
-			wall + int64(time.Hour),           // in the future: the read's own time
-		},
-	}, 0)
-	r.SetFloor(floor)
-	want := []struct {
-		line     string
-		min, max time.Duration // from now
-	}{
-		{"data: a", -10 * time.Millisecond, -10 * time.Millisecond},
-		{"data: b", -10 * time.Millisecond, -10 * time.Millisecond}, // not before the line before
-		{"data: c", -5 * time.Millisecond, -5 * time.Millisecond},
-		{"data: d", 0, time.Second},
-		{"data: e", 0, time.Second},
-	}
-	slack := time.Millisecond // the wall and monotonic clocks, read apart
-	for _, w := range want {
-		line, at, err := r.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := at.Sub(now)
-		if string(line) != w.line || d < w.min-slack || d > w.max+slack {
-			t.Errorf("%q at %v from now, want %q within [%v, %v]", line, d, w.line, w.min, w.max)
-		}
-	}
-	if r.KernelTimed() {
-		t.Error("KernelTimed with two reads timed at the read")
-	}
-	r.Reset(&stampedReader{lines: []string{"a\n", "b\n"}, ns: []int64{wall - 1000, wall - 500}})
-	for range 2 {
-		r.Next()
-	}
-	if !r.KernelTimed() {
-		t.Error("not KernelTimed with every read stamped")
-	}
-	r.Reset(strings.NewReader("a\n"))
-	r.Next()
-	if r.KernelTimed() {
-		t.Error("KernelTimed over a reader without stamps")
-	}
-	// The floor alone: a stamp before it is moved up to it.
-	r.Reset(&stampedReader{lines: []string{"x\n"}, ns: []int64{wall - int64(time.Second)}})
-	r.SetFloor(floor)
-	if _, at, _ := r.Next(); !at.Equal(floor) {
-		t.Errorf("stamp before the floor: %v, want the floor %v", at, floor)
-	}
 }

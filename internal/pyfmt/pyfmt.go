@@ -1,5 +1,6 @@
 // Package pyfmt formats values as CPython prints them, so that text the
-// reference tool prints with str(), repr() or format specs comes out the same.
+// reference tool prints with str(), repr() or format specs comes out the same,
+// and parses numbers as CPython's int() and float() read them.
 package pyfmt
 
 import (

@@ -1,0 +1,100 @@
+package backend
+
+import (
+	"io"
+	"time"
+
+	"benchserve/internal/hist"
+	"benchserve/internal/netstamp"
+)
+
+// This file is the client's policy for when response bytes arrived. A
+// body's bytes are timed with the kernel's receive time of the newest of
+// them when the connection knows it (netstamp.Stamped: see the transport's
+// body.LastArrival), else with the time their Read returned; a stamp is
+// never before the request's send time (the floor, against a wall clock
+// stepped while it ran) nor before the stamp of the Read before, so that
+// a response's times never run backwards.
+
+// readClock is the reader a stream's line reader (package sse) reads
+// through: it passes each Read on to the body and times it. The line
+// reader returns each line before reading again, so when it returns a
+// line, at is that line's time and delay its Read's.
+type readClock struct {
+	r      io.Reader
+	stamps netstamp.Stamped // r, when it knows when its bytes arrived
+	floor  time.Time        // no stamp is earlier
+	// at is when the bytes of the last Read arrived.
+	at time.Time
+	// delay is how long the bytes of the last Read that returned any
+	// waited in the socket: from the kernel's receive time of the newest
+	// of them to the Read's return (0 when the Read had no receive time).
+	delay time.Duration
+	// reads counts the Reads that returned bytes, kernelReads those of
+	// them timed with the kernel's receive time.
+	reads, kernelReads int
+	// delays, when set, counts the delay of each kernel-timed Read.
+	delays *hist.H
+}
+
+// reset makes the clock time the Reads of r, stamping none before floor
+// and counting the read delays in delays (nil: not counted).
+func (c *readClock) reset(r io.Reader, floor time.Time, delays *hist.H) {
+	*c = readClock{r: r, floor: floor, delays: delays}
+	c.stamps, _ = r.(netstamp.Stamped)
+}
+
+// Read reads from the body and times the Read.
+func (c *readClock) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	var kernel bool
+	var delay time.Duration
+	c.at, delay, kernel = arrival(c.stamps, n, c.floor, c.at)
+	if n > 0 {
+		c.reads++
+		c.delay = delay
+		if kernel {
+			c.kernelReads++
+			if c.delays != nil {
+				c.delays.Add(delay)
+			}
+		}
+	}
+	return n, err
+}
+
+// kernelTimed reports whether every Read that returned bytes since reset
+// was timed with the kernel's receive time (false if none returned any).
+func (c *readClock) kernelTimed() bool { return c.reads > 0 && c.kernelReads == c.reads }
+
+// wholeArrival is when the last of the n bytes of a body read to its end
+// arrived (r is the body, just read), and whether that is the kernel's
+// receive time; never before floor. It is taken once, after the last
+// Read, and counts no read delay.
+func wholeArrival(r io.Reader, n int, floor time.Time) (at time.Time, kernel bool) {
+	stamps, _ := r.(netstamp.Stamped)
+	at, _, kernel = arrival(stamps, n, floor, time.Time{})
+	return at, kernel
+}
+
+// arrival is when the n bytes a Read just returned arrived: now, or the
+// kernel's receive time when stamps (the body as a netstamp.Stamped, or
+// nil) knows it (kernel is then true, and delay is how long the bytes
+// waited: from that time to now); never before floor nor before prev, the
+// stamp of the Read before.
+func arrival(stamps netstamp.Stamped, n int, floor, prev time.Time) (at time.Time, delay time.Duration, kernel bool) {
+	now := time.Now()
+	at = now
+	if stamps != nil && n > 0 {
+		if k := netstamp.At(now, stamps.LastArrival()); !k.Equal(now) {
+			at, delay, kernel = k, now.Sub(k), true
+		}
+	}
+	if at.Before(floor) {
+		at = floor
+	}
+	if at.Before(prev) {
+		at = prev
+	}
+	return at, delay, kernel
+}
