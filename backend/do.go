@@ -23,8 +23,9 @@ const maxBody = sse.DefaultMaxLine
 // keepBuffer is the largest buffer a pooled reader keeps between requests.
 const keepBuffer = 1 << 20
 
-// conn holds the per-request buffers, reused through a pool.
-type conn struct {
+// scratch holds one request's buffers (lines, body, parser, clock), reused
+// through a pool.
+type scratch struct {
 	lines  *sse.Reader
 	clock  readClock // times the Reads of a stream (clock.go)
 	body   []byte
@@ -33,11 +34,11 @@ type conn struct {
 	delays hist.H // the request's read delays, added to the client's at its end
 }
 
-var conns = sync.Pool{New: func() any { return &conn{lines: sse.NewReader(nil, 0)} }}
+var scratches = sync.Pool{New: func() any { return &scratch{lines: sse.NewReader(nil, 0)} }}
 
-func getConn() *conn { return conns.Get().(*conn) }
+func getScratch() *scratch { return scratches.Get().(*scratch) }
 
-func putConn(c *conn) {
+func putScratch(c *scratch) {
 	if c.lines.BufferSize() > keepBuffer {
 		c.lines = sse.NewReader(nil, 0)
 	}
@@ -61,7 +62,7 @@ func putConn(c *conn) {
 		c.p.chunkLens = nil
 	}
 	c.p = parser{text: c.p.text, chunk: c.p.chunk, cacheRaw: c.p.cacheRaw, tmpl: c.p.tmpl, itl: c.p.itl, chunkLens: c.p.chunkLens}
-	conns.Put(c)
+	scratches.Put(c)
 }
 
 // Do sends one request and fills rec: Start (seconds since epoch, stamped
@@ -78,8 +79,8 @@ func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch ti
 	body := c.Body(in)
 	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
-	cn := getConn()
-	defer putConn(cn)
+	cn := getScratch()
+	defer putScratch(cn)
 	cn.note.gate = in.Gate
 	req, err := http.NewRequestWithContext(context.WithValue(ctx, noteKey{}, &cn.note), http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
@@ -135,7 +136,7 @@ func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch ti
 }
 
 // read parses a 200 response into rec; st is when the request was sent.
-func (c *Client) read(ctx context.Context, cn *conn, body io.Reader, rec *record.Record, st time.Time, outputLen int) {
+func (c *Client) read(ctx context.Context, cn *scratch, body io.Reader, rec *record.Record, st time.Time, outputLen int) {
 	p := &cn.p
 	p.reset(c, st, rec, outputLen)
 	var err error
@@ -163,7 +164,7 @@ func (c *Client) read(ctx context.Context, cn *conn, body io.Reader, rec *record
 // readStream reads the body line by line. An OpenAI or /generate SSE stream
 // must end with [DONE]: without it the server stopped mid-generation (a
 // server that answers with plain JSON lines is spared the rule).
-func (c *Client) readStream(body io.Reader, cn *conn) error {
+func (c *Client) readStream(body io.Reader, cn *scratch) error {
 	r, p, clk := cn.lines, &cn.p, &cn.clock
 	clk.reset(body, p.st, &cn.delays)
 	r.Reset(clk)
@@ -196,7 +197,7 @@ func (c *Client) readStream(body io.Reader, cn *conn) error {
 // readWhole reads a non-streamed response and parses it as one document,
 // timed when its last byte came. A body that is a stream after all (the
 // extra body may have turned streaming on) is read line by line.
-func (c *Client) readWhole(body io.Reader, cn *conn) error {
+func (c *Client) readWhole(body io.Reader, cn *scratch) error {
 	buf := cn.body[:0]
 	for {
 		if len(buf) == cap(buf) {

@@ -488,7 +488,7 @@ func TestParserReuse(t *testing.T) {
 
 // readBody is Client.read with a pooled buffer set of its own.
 func (c *Client) readBody(ctx context.Context, body io.Reader, rec *record.Record, st time.Time, outputLen int) {
-	cn := getConn()
-	defer putConn(cn)
+	cn := getScratch()
+	defer putScratch(cn)
 	c.read(ctx, cn, body, rec, st, outputLen)
 }

@@ -46,8 +46,8 @@ func TestTextCount(t *testing.T) {
 // readFull parses body with or without the quick path.
 func readFull(c *Client, body []byte, quick bool) *record.Record {
 	rec := &record.Record{PromptLen: 100, OutputLen: 16}
-	cn := getConn()
-	defer putConn(cn)
+	cn := getScratch()
+	defer putScratch(cn)
 	p := &cn.p
 	p.reset(c, time.Now(), rec, 16)
 	p.noQuick = !quick
