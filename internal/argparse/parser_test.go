@@ -6,11 +6,13 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"benchserve/internal/pyfmt"
 )
 
 // finitePositive is the reference tool's _finite_positive_float.
 func finitePositive(s string) (any, error) {
-	f, err := ParseFloat(s)
+	f, err := pyfmt.ParseFloat(s)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f <= 0 {
 		return nil, &ArgumentTypeError{Msg: "expected a finite float > 0, got " + Repr(s)}
 	}

@@ -24,7 +24,3 @@ var (
 	Int   = Type{Name: "int", Convert: func(s string) (any, error) { return pyfmt.ParseInt(s) }}
 	Float = Type{Name: "float", Convert: func(s string) (any, error) { return pyfmt.ParseFloat(s) }}
 )
-
-// ParseFloat is pyfmt.ParseFloat (Python's float(s)), as Float converts,
-// for callers' own float-based types.
-func ParseFloat(s string) (float64, error) { return pyfmt.ParseFloat(s) }

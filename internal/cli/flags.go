@@ -6,6 +6,7 @@ import (
 	"benchserve/backend"
 	"benchserve/bench"
 	"benchserve/internal/argparse"
+	"benchserve/internal/pyfmt"
 	"benchserve/sim"
 )
 
@@ -30,7 +31,7 @@ var DatasetNames = []string{
 
 // finitePositive is the type of --flush-cache-timeout and --gsp-zipf-alpha.
 var finitePositive = argparse.Type{Name: "_finite_positive_float", Convert: func(s string) (any, error) {
-	f, err := argparse.ParseFloat(s)
+	f, err := pyfmt.ParseFloat(s)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f <= 0 {
 		return nil, &argparse.ArgumentTypeError{Msg: "expected a finite float > 0, got " + argparse.Repr(s)}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"benchserve/internal/argparse"
+	"benchserve/internal/pyfmt"
 	"benchserve/sim"
 )
 
@@ -33,7 +34,7 @@ const (
 
 // milliseconds is the type of the *-ms options.
 var milliseconds = argparse.Type{Name: "milliseconds", Convert: func(s string) (any, error) {
-	f, err := argparse.ParseFloat(s)
+	f, err := pyfmt.ParseFloat(s)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
 		return nil, &argparse.ArgumentTypeError{Msg: "expected a finite number of milliseconds >= 0, got " + argparse.Repr(s)}
 	}
