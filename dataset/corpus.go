@@ -10,8 +10,8 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"benchserve/internal/jsonscan"
 )
 
 // corpus is a ShareGPT file reduced to where the first two turns of each
@@ -339,46 +339,7 @@ func (c *corpus) text(sp span) (string, error) {
 	if !sp.esc {
 		return string(raw), nil
 	}
-	return unescape(raw), nil
-}
-
-// unescape decodes the content of a JSON string that the scanner has
-// validated. Unpaired surrogates become U+FFFD, as in encoding/json. A
-// broken escape (the file changed since) is kept as it is, not a panic.
-func unescape(raw []byte) string {
-	out := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c != '\\' || i+6 > len(raw) && (i+1 >= len(raw) || raw[i+1] == 'u') {
-			j := bytes.IndexByte(raw[i+1:], '\\') + 1
-			if j == 0 {
-				j = len(raw) - i
-			}
-			out = append(out, raw[i:i+j]...)
-			i += j
-			continue
-		}
-		if raw[i+1] != 'u' {
-			r, _ := simpleEscape(raw[i+1])
-			out = append(out, byte(r))
-			i += 2
-			continue
-		}
-		r, _ := hex4(raw[i+2 : i+6])
-		i += 6
-		if utf16.IsSurrogate(r) {
-			r2 := rune(-1)
-			if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-				r2, _ = hex4(raw[i+2 : i+6])
-			}
-			if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-				r = d
-				i += 6
-			} else {
-				r = utf8.RuneError
-			}
-		}
-		out = utf8.AppendRune(out, r)
-	}
-	return string(out)
+	// Validated by the index; a broken escape (the file changed since) is
+	// kept as it is, not a panic.
+	return string(jsonscan.AppendUnquoted(make([]byte, 0, len(raw)), raw)), nil
 }

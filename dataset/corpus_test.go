@@ -211,37 +211,3 @@ func FuzzCorpus(f *testing.F) {
 		}
 	})
 }
-
-func FuzzPlainRun(f *testing.F) {
-	f.Add([]byte("abcdefgh\"ijklmnop"), 0)
-	f.Add([]byte("\x1f\x20\x21abcdefghijk\\"), 1)
-	f.Add([]byte("0123456789abcdef\x7f\x80"), 3)
-	f.Fuzz(func(t *testing.T, b []byte, i int) {
-		if i < 0 || i > len(b) {
-			return
-		}
-		want := i
-		for want < len(b) && !strByte[b[want]] {
-			want++
-		}
-		if got := plainRun(b, i); got != want {
-			t.Fatalf("plainRun(%q, %d) = %d, want %d", b, i, got, want)
-		}
-	})
-}
-
-// FuzzUnescape: valid content decodes as encoding/json does; anything
-// else (a file changed after indexing) must not panic.
-func FuzzUnescape(f *testing.F) {
-	f.Add([]byte(`a\"b\u00e9\ud83d\ude00\ud800\n`))
-	f.Add([]byte(`trailing\`))
-	f.Add([]byte(`\u12`))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		got := unescape(raw)
-		var want string
-		quoted := append(append([]byte{'"'}, raw...), '"')
-		if utf8.Valid(raw) && json.Unmarshal(quoted, &want) == nil && got != want {
-			t.Fatalf("unescape(%q) = %q, encoding/json gives %q", raw, got, want)
-		}
-	})
-}

@@ -1,18 +1,24 @@
 package dataset
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"unicode/utf8"
+
+	"benchserve/internal/jsonscan"
 )
 
 // scanner validates JSON read from a stream through a fixed buffer, without
-// building values; callers pick out what they need as it goes. It follows Python's json module: NaN, Infinity and
-// -Infinity are accepted as numbers, control characters in strings are not,
-// and the text must be UTF-8 (Python decodes the file before parsing).
+// building values; callers pick out what they need as it goes. It follows
+// Python's json module: NaN, Infinity and -Infinity are accepted as
+// numbers, control characters in strings are not, and the text must be
+// UTF-8 (Python decodes the file before parsing).
+//
+// It is internal/jsonscan's job, reading a file of any size in bounded
+// memory (the ShareGPT file is ~670 MB) with Python's messages, so it keeps
+// its own tokenizer for values that straddle its buffer; within a buffer it
+// uses jsonscan's run finder, escape table and \u reader.
 type scanner struct {
 	r    io.Reader
 	buf  []byte
@@ -164,18 +170,6 @@ func (si *stringInfo) addKey(r rune) {
 	si.keyN++
 }
 
-// strByte marks the bytes that end the plain run inside a string.
-var strByte = func() (t [256]bool) {
-	for c := 0; c < 0x20; c++ {
-		t[c] = true
-	}
-	for c := 0x80; c < 0x100; c++ {
-		t[c] = true
-	}
-	t['"'], t['\\'] = true, true
-	return t
-}()
-
 // scanString reads a string token; the next byte must be its opening quote.
 func (s *scanner) scanString(si *stringInfo) bool {
 	s.pos++ // opening quote
@@ -185,7 +179,7 @@ func (s *scanner) scanString(si *stringInfo) bool {
 			s.failAt(si.off-1, "unterminated string")
 			return false
 		}
-		i := plainRun(s.buf[:s.end], s.pos)
+		i := jsonscan.ASCIIRun(s.buf[:s.end], s.pos)
 		if si.keyOK {
 			si.addKeyBytes(s.buf[s.pos:i])
 		}
@@ -212,32 +206,6 @@ func (s *scanner) scanString(si *stringInfo) bool {
 			si.keyOK = false
 		}
 	}
-}
-
-// plainRun returns the index of the first byte at or after i in b that
-// ends a run of plain string bytes: '"', '\\', a control character or a
-// non-ASCII byte; len(b) if none does. It tests 8 bytes at a time.
-func plainRun(b []byte, i int) int {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		q := x ^ (ones * '"')
-		bs := x ^ (ones * '\\')
-		// A byte's high bit is set in m if it is below 0x20, equal to '"'
-		// or '\\', or non-ASCII. Borrows can set bits only above the first
-		// such byte, so the lowest set bit is exact.
-		m := ((x-ones*0x20)&^x | (q-ones)&^q | (bs-ones)&^bs | x) & highs
-		if m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	for i < len(b) && !strByte[b[i]] {
-		i++
-	}
-	return i
 }
 
 // scanNonASCII validates the run of non-ASCII bytes at pos, which inside
@@ -280,7 +248,7 @@ func (s *scanner) scanEscape(si *stringInfo) bool {
 	}
 	c := s.buf[s.pos+1]
 	if c != 'u' {
-		r, ok := simpleEscape(c)
+		r, ok := jsonscan.Unescape(c)
 		if !ok {
 			s.pos++
 			if c >= 0x20 && c < 0x7f {
@@ -290,7 +258,7 @@ func (s *scanner) scanEscape(si *stringInfo) bool {
 			}
 			return false
 		}
-		si.addKey(r)
+		si.addKey(rune(r))
 		s.pos += 2
 		return true
 	}
@@ -298,7 +266,7 @@ func (s *scanner) scanEscape(si *stringInfo) bool {
 		s.failAt(si.off-1, "unterminated string")
 		return false
 	}
-	r, ok := hex4(s.buf[s.pos+2 : s.pos+6])
+	r, ok := jsonscan.Hex4(s.buf, s.pos+2)
 	if !ok {
 		s.fail("invalid \\uXXXX escape in string")
 		return false
@@ -306,41 +274,6 @@ func (s *scanner) scanEscape(si *stringInfo) bool {
 	si.addKey(r) // surrogates are not ASCII, so they never match a key
 	s.pos += 6
 	return true
-}
-
-func simpleEscape(c byte) (rune, bool) {
-	switch c {
-	case '"', '\\', '/':
-		return rune(c), true
-	case 'b':
-		return '\b', true
-	case 'f':
-		return '\f', true
-	case 'n':
-		return '\n', true
-	case 'r':
-		return '\r', true
-	case 't':
-		return '\t', true
-	}
-	return 0, false
-}
-
-func hex4(b []byte) (rune, bool) {
-	var r rune
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
 
 // skipValue validates one value of any kind.

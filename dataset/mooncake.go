@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"benchserve/hub"
 	"benchserve/internal/pyjson"
 	"benchserve/tokenizer"
 )
@@ -235,41 +236,18 @@ func mooncakePath(ctx context.Context, p Params, env Env) (path, label string, e
 }
 
 // download fetches url into path through a temporary file, so that an
-// interrupted download leaves nothing behind.
+// interrupted download leaves nothing behind. The error is the request's
+// or the file's own, or "HTTP <status>".
 func download(ctx context.Context, client *http.Client, url, path string) error {
-	if client == nil {
-		client = http.DefaultClient
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
+	err := hub.Fetch(ctx, client, url, path, hub.FetchOptions{Size: -1})
+	var fe *hub.FetchError
+	switch {
+	case !errors.As(err, &fe):
 		return err
+	case fe.Step == hub.FetchStatus:
+		return fmt.Errorf("HTTP %s", fe.Status)
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %s", resp.Status)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".download-*")
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(tmp, resp.Body)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return fe.Err
 }
 
 // readTrace reads the first n records of a trace, as the reference's

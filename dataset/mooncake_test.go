@@ -163,6 +163,44 @@ func TestMooncakeDownload(t *testing.T) {
 	}
 }
 
+// A download that breaks off leaves neither the trace nor a partial file,
+// so the next run downloads it again.
+func TestMooncakeBrokenDownload(t *testing.T) {
+	line := `{"timestamp": 0, "output_length": 5, "hash_ids": [1]}` + "\n"
+	var broken atomic.Bool
+	broken.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !broken.Load() {
+			w.Write([]byte(line))
+			return
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(line)))
+		w.Write([]byte(line[:20]))
+		w.(http.Flusher).Flush()
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			conn.Close()
+		}
+	}))
+	defer srv.Close()
+	cache := t.TempDir()
+	p := Params{Name: "mooncake", NumPrompts: 1, Backend: "sglang", MooncakeWorkload: "toolagent", MooncakeNumRounds: 1}
+	var out bytes.Buffer
+	env := testEnv(1, &out)
+	env.CacheDir, env.TraceBaseURL = cache, srv.URL
+	url := srv.URL + "/traces/toolagent_trace.jsonl"
+	_, err := Load(context.Background(), p, env)
+	if err == nil || !strings.Contains(err.Error(), "downloading "+url+" failed: unexpected EOF; pass --dataset-path") {
+		t.Errorf("broken download: %v", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(cache, "mooncake")); len(entries) != 0 {
+		t.Errorf("cache holds %v after a broken download, want nothing", entries)
+	}
+	broken.Store(false)
+	if rows, err := Load(context.Background(), p, env); err != nil || len(rows) != 1 {
+		t.Fatalf("second run: %v, %d rows", err, len(rows))
+	}
+}
+
 func TestMooncakeBadLines(t *testing.T) {
 	for _, tt := range []struct{ line, want string }{
 		{`not json`, "line 1: invalid JSON object"},

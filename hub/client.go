@@ -1,6 +1,9 @@
 // Package hub downloads files from the Hugging Face Hub into the cache that
 // Python's huggingface_hub keeps, laid out the same way, so that a file
-// fetched by either tool is found by the other.
+// fetched by either tool is found by the other. Its Fetch, one file from a
+// URL with resuming, a temporary file renamed into place and progress
+// lines, is also how the other downloads (ModelScope's files, the Mooncake
+// traces) are made.
 package hub
 
 import (

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -80,7 +79,7 @@ func (c *Client) Download(ctx context.Context, repoType, repoID, filename, revis
 	}
 
 	blob := filepath.Join(storage, "blobs", meta.etag)
-	unlock := lockBlob(blob)
+	unlock := lockPath(blob)
 	defer unlock()
 	if exists(pointer) { // made while we waited
 		return pointer, nil
@@ -91,11 +90,8 @@ func (c *Client) Download(ctx context.Context, repoType, repoID, filename, revis
 		}
 		// A redirect to another host is a CDN, which must not see the token.
 		auth := sameHost(fileURL, meta.location)
-		if err := c.fetch(ctx, f, meta.location, auth, blob+".incomplete", meta.size); err != nil {
+		if err := c.fetch(ctx, f, meta.location, auth, blob, meta.size); err != nil {
 			return "", err
-		}
-		if err := os.Rename(blob+".incomplete", blob); err != nil {
-			return "", f.fail(nil, "cache: %v", err)
 		}
 	}
 	if err := linkBlob(blob, pointer); err != nil {
@@ -164,7 +160,7 @@ func (c *Client) head(ctx context.Context, f fileRef, fileURL string) (metadata,
 		if err != nil {
 			return metadata{}, f.fail(nil, "bad URL %s: %v", target, err)
 		}
-		c.setHeaders(req, true)
+		c.setHeaders(req.Header, true)
 		resp, err := hc.Do(req)
 		if err != nil {
 			return metadata{}, f.unreachable(target, err)
@@ -185,7 +181,7 @@ func (c *Client) head(ctx context.Context, f fileRef, fileURL string) (metadata,
 		case resp.StatusCode >= 200 && resp.StatusCode < 300:
 			return f.readMetadata(target, resp, target, true)
 		default:
-			return metadata{}, f.statusError(http.MethodHead, target, resp, c.Token != "")
+			return metadata{}, f.statusError(http.MethodHead, target, resp.StatusCode, resp.Header, c.Token != "")
 		}
 	}
 	return metadata{}, f.fail(nil, "HEAD %s: too many redirects", fileURL)
@@ -217,22 +213,11 @@ func (f fileRef) readMetadata(target string, resp *http.Response, location strin
 	return m, nil
 }
 
-func (c *Client) setHeaders(req *http.Request, auth bool) {
-	req.Header.Set("User-Agent", "benchserve")
+func (c *Client) setHeaders(h http.Header, auth bool) {
+	h.Set("User-Agent", "benchserve")
 	// Sizes must be those of the bytes stored, not of a compressed body.
-	req.Header.Set("Accept-Encoding", "identity")
+	h.Set("Accept-Encoding", "identity")
 	if auth && c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
+		h.Set("Authorization", "Bearer "+c.Token)
 	}
-}
-
-// blobLocks keeps two goroutines from writing the same .incomplete file.
-// (Separate processes are not coordinated: huggingface_hub's file locks are
-// not taken.)
-var blobLocks sync.Map
-
-func lockBlob(blob string) (unlock func()) {
-	mu, _ := blobLocks.LoadOrStore(blob, new(sync.Mutex))
-	mu.(*sync.Mutex).Lock()
-	return mu.(*sync.Mutex).Unlock
 }

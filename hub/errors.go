@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 )
 
 // The kinds of Download failure, for errors.Is.
@@ -68,37 +67,32 @@ func (f fileRef) fail(kind error, format string, args ...any) *Error {
 
 // statusError explains an HTTP error answer from the Hub, using the
 // X-Error-Code header it sends with 404s.
-func (f fileRef) statusError(method, url string, resp *http.Response, token bool) *Error {
-	status := fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+func (f fileRef) statusError(method, url string, statusCode int, header http.Header, token bool) *Error {
+	status := fmt.Sprintf("%d %s", statusCode, http.StatusText(statusCode))
 	var e *Error
-	switch code := resp.Header.Get("X-Error-Code"); {
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+	switch code := header.Get("X-Error-Code"); {
+	case statusCode == http.StatusUnauthorized || statusCode == http.StatusForbidden:
 		if token {
 			e = f.fail(ErrUnauthorized, "%s from %s: the token has no access to this repo (private, or gated: accept its conditions on the Hub), or the repo does not exist", status, url)
 		} else {
 			e = f.fail(ErrUnauthorized, "%s from %s: the repo is private or gated (or does not exist): set HF_TOKEN to a token with access", status, url)
 		}
-	case resp.StatusCode == http.StatusNotFound && code == "EntryNotFound":
+	case statusCode == http.StatusNotFound && code == "EntryNotFound":
 		e = f.fail(ErrNotFound, "not found (404): the repo has no file %q at revision %q", f.filename, f.revision)
-	case resp.StatusCode == http.StatusNotFound && code == "RevisionNotFound":
+	case statusCode == http.StatusNotFound && code == "RevisionNotFound":
 		e = f.fail(ErrNotFound, "not found (404): the repo has no revision %q", f.revision)
-	case resp.StatusCode == http.StatusNotFound:
+	case statusCode == http.StatusNotFound:
 		e = f.fail(ErrNotFound, "not found (404) at %s: check the repo id, the file name and revision %q", url, f.revision)
 	default:
 		e = f.fail(nil, "%s %s: %s", method, url, status)
 	}
-	e.Status, e.URL = resp.StatusCode, url
+	e.Status, e.URL = statusCode, url
 	return e
 }
 
 // unreachable reports a request that got no answer.
 func (f fileRef) unreachable(target string, err error) *Error {
-	cause := err
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		cause = ue.Err // its text repeats the URL
-	}
-	e := f.fail(ErrUnreachable, "cannot reach %s: %v; a local copy of the file can be passed instead", target, cause)
+	e := f.fail(ErrUnreachable, "cannot reach %s: %v; a local copy of the file can be passed instead", target, stripURL(err))
 	e.cause, e.URL = err, target
 	return e
 }

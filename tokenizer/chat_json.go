@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ardanlabs/jinja"
+
+	"benchserve/internal/pyjson"
 )
 
 // jsonValue decodes one JSON value into a template value the way Python's
@@ -122,6 +122,15 @@ type pyDumpOptions struct {
 	itemSep     string
 	keySep      string
 	sortKeys    bool
+	// scratch is where strings are encoded before they are written,
+	// shared by the calls for one value.
+	scratch *[]byte
+}
+
+// quote writes s as a JSON string.
+func (o pyDumpOptions) quote(sb *strings.Builder, s string) {
+	*o.scratch = pyjson.AppendQuoted((*o.scratch)[:0], s, o.ensureASCII)
+	sb.Write(*o.scratch)
 }
 
 // tojsonFilter is transformers' tojson filter:
@@ -148,7 +157,7 @@ func tojsonFilter(args []jinja.Value, kwargs map[string]jinja.Value) (jinja.Valu
 		}
 		given[k] = v
 	}
-	opt := pyDumpOptions{}
+	opt := pyDumpOptions{scratch: new([]byte)}
 	if v, ok := given["ensure_ascii"]; ok {
 		opt.ensureASCII = v.IsTruthy()
 	}
@@ -215,9 +224,10 @@ func pyDump(sb *strings.Builder, v jinja.Value, opt pyDumpOptions, depth int) er
 	case v.IsInt():
 		sb.WriteString(strconv.FormatInt(v.AsInt(), 10))
 	case v.IsFloat():
-		sb.WriteString(pyFloatJSON(v.AsFloat()))
+		var buf [32]byte
+		sb.Write(pyjson.AppendFloat(buf[:0], v.AsFloat()))
 	case v.IsString():
-		pyJSONString(sb, v.AsString(), opt.ensureASCII)
+		opt.quote(sb, v.AsString())
 	case v.IsList():
 		items := v.AsList().Items
 		if len(items) == 0 {
@@ -253,7 +263,7 @@ func pyDump(sb *strings.Builder, v jinja.Value, opt pyDumpOptions, depth int) er
 				sb.WriteString(opt.itemSep)
 			}
 			newline(depth + 1)
-			pyJSONString(sb, k, opt.ensureASCII)
+			opt.quote(sb, k)
 			sb.WriteString(opt.keySep)
 			if err := pyDump(sb, d.Data[k], opt, depth+1); err != nil {
 				return err
@@ -288,113 +298,4 @@ func pyTypeName(v jinja.Value) string {
 		return "dict"
 	}
 	return "function"
-}
-
-// pyFloatJSON is float.__repr__, with json's NaN and Infinity.
-func pyFloatJSON(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	return pyFloatRepr(f)
-}
-
-// pyFloatRepr is Python's repr(float): the shortest digits that round-trip,
-// in positional notation when the decimal exponent is in [-4, 16), with
-// ".0" on whole numbers; otherwise d.ddde±XX.
-func pyFloatRepr(f float64) string {
-	s := strconv.FormatFloat(f, 'e', -1, 64) // "-1.2345e+06"
-	mant, expStr, _ := strings.Cut(s, "e")
-	exp, _ := strconv.Atoi(expStr)
-	neg := strings.HasPrefix(mant, "-")
-	mant = strings.TrimPrefix(mant, "-")
-	digits := strings.Replace(mant, ".", "", 1)
-	var out string
-	if exp >= -4 && exp < 16 {
-		switch {
-		case exp < 0:
-			out = "0." + strings.Repeat("0", -exp-1) + digits
-		case len(digits) <= exp+1:
-			out = digits + strings.Repeat("0", exp+1-len(digits)) + ".0"
-		default:
-			out = digits[:exp+1] + "." + digits[exp+1:]
-		}
-	} else {
-		out = digits[:1]
-		if len(digits) > 1 {
-			out += "." + digits[1:]
-		}
-		sign := "+"
-		if exp < 0 {
-			sign, exp = "-", -exp
-		}
-		out += fmt.Sprintf("e%s%02d", sign, exp)
-	}
-	if neg {
-		out = "-" + out
-	}
-	return out
-}
-
-// pyJSONString writes s quoted as json.dumps does: '"', '\\' and the
-// control characters escaped (\n, \r, \t, \b, \f short, others \u00XX),
-// and with ensureASCII DEL and every non-ASCII character as \uXXXX
-// (surrogate pairs above U+FFFF).
-func pyJSONString(sb *strings.Builder, s string, ensureASCII bool) {
-	const hex = "0123456789abcdef"
-	u4 := func(r rune) {
-		sb.WriteString(`\u`)
-		sb.WriteByte(hex[r>>12&15])
-		sb.WriteByte(hex[r>>8&15])
-		sb.WriteByte(hex[r>>4&15])
-		sb.WriteByte(hex[r&15])
-	}
-	sb.WriteByte('"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch c {
-			case '"':
-				sb.WriteString(`\"`)
-			case '\\':
-				sb.WriteString(`\\`)
-			case '\n':
-				sb.WriteString(`\n`)
-			case '\r':
-				sb.WriteString(`\r`)
-			case '\t':
-				sb.WriteString(`\t`)
-			case '\b':
-				sb.WriteString(`\b`)
-			case '\f':
-				sb.WriteString(`\f`)
-			default:
-				if c < 0x20 || c == 0x7f && ensureASCII {
-					u4(rune(c))
-				} else {
-					sb.WriteByte(c)
-				}
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case !ensureASCII:
-			// Invalid UTF-8 cannot come from JSON input; write it as is.
-			sb.WriteString(s[i : i+size])
-		case r > 0xFFFF:
-			r -= 0x10000
-			u4(0xD800 + r>>10)
-			u4(0xDC00 + r&0x3FF)
-		default:
-			u4(r)
-		}
-		i += size
-	}
-	sb.WriteByte('"')
 }

@@ -2,13 +2,14 @@ package tokenizer
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/ardanlabs/jinja"
+
+	"benchserve/internal/pyfmt"
 )
 
 // Python's str() and the filters built on it, for the places where the
@@ -95,17 +96,7 @@ func writeRepr(sb *strings.Builder, v jinja.Value, depth int) {
 	case v.IsInt():
 		sb.WriteString(strconv.FormatInt(v.AsInt(), 10))
 	case v.IsFloat():
-		f := v.AsFloat()
-		switch {
-		case math.IsNaN(f):
-			sb.WriteString("nan")
-		case math.IsInf(f, 1):
-			sb.WriteString("inf")
-		case math.IsInf(f, -1):
-			sb.WriteString("-inf")
-		default:
-			sb.WriteString(pyFloatRepr(f))
-		}
+		sb.WriteString(pyfmt.Float(v.AsFloat()))
 	case v.IsString():
 		writeStrRepr(sb, v.AsString())
 	case v.IsList():

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/ardanlabs/jinja"
+
+	"benchserve/internal/pyfmt"
 )
 
 // chatTok returns a Pretrained over a fake engine with the given config
@@ -109,7 +111,8 @@ func TestTojsonErrors(t *testing.T) {
 	}
 }
 
-func TestPyFloatRepr(t *testing.T) {
+// TestFloatRepr pins the repr(float) that templates print (str(), tojson).
+func TestFloatRepr(t *testing.T) {
 	// Python: repr(float(x)) for each.
 	for f, want := range map[float64]string{
 		0: "0.0", 1: "1.0", -1.5: "-1.5", 0.1: "0.1", 1e15: "1000000000000000.0", 1e16: "1e+16",
@@ -117,8 +120,8 @@ func TestPyFloatRepr(t *testing.T) {
 		1e22: "1e+22", 5e-324: "5e-324", 1.7976931348623157e308: "1.7976931348623157e+308",
 		0.30000000000000004: "0.30000000000000004", 9007199254740993: "9007199254740992.0",
 	} {
-		if got := pyFloatRepr(f); got != want {
-			t.Errorf("pyFloatRepr(%v) = %q, want %q", f, got, want)
+		if got := pyfmt.Float(f); got != want {
+			t.Errorf("pyfmt.Float(%v) = %q, want %q", f, got, want)
 		}
 	}
 }

@@ -15,6 +15,12 @@ import (
 // the small components go through encoding/json. text is the whole file as
 // one string, so that keys without escapes are substrings of it and cost no
 // allocation.
+//
+// The validating pass (skip) is its own: it follows serde_json, which the
+// tokenizers library parses with (no NaN or Infinity, unlike
+// internal/jsonscan's json.loads rules), words errors as encoding/json does
+// with a line and column, and records where the outer values end. Strings,
+// escapes and the walks over validated text are internal/jsonscan's.
 type jsonDoc struct {
 	file string
 	data []byte
@@ -204,21 +210,16 @@ func (d *jsonDoc) num(i int) (int, error) {
 // str reads the string at i (which holds '"').
 func (d *jsonDoc) str(i int) (string, int, error) {
 	start := i + 1
-	j := start
-	for j < len(d.data) {
-		c := d.data[j]
-		if c == '"' {
-			return d.text[start:j], j + 1, nil
-		}
-		if c == '\\' {
-			return d.strSlow(i)
-		}
-		if c < 0x20 {
-			return "", 0, d.errorf(j, "invalid control character in string")
-		}
-		j++
+	j := jsonscan.StringRun(d.data, start)
+	switch {
+	case j >= len(d.data):
+		return "", 0, d.errorf(j, "unexpected end of JSON input in string")
+	case d.data[j] == '"':
+		return d.text[start:j], j + 1, nil
+	case d.data[j] == '\\':
+		return d.strSlow(i)
 	}
-	return "", 0, d.errorf(j, "unexpected end of JSON input in string")
+	return "", 0, d.errorf(j, "invalid control character in string")
 }
 
 // strSlow decodes a string with escapes.
@@ -263,10 +264,7 @@ func (d *jsonDoc) eachMember(i int, fn func(key string, start, end int) error) e
 		}
 		i = d.ws(end) + 1 // ':'
 		start := d.ws(i)
-		end, err = d.skipFast(start)
-		if err != nil {
-			return err
-		}
+		end = d.skipFast(start)
 		if err := fn(key, start, end); err != nil {
 			return err
 		}
@@ -290,10 +288,7 @@ func (d *jsonDoc) eachElement(i int, fn func(start, end int) error) error {
 	}
 	for {
 		start := d.ws(i)
-		end, err := d.skipFast(start)
-		if err != nil {
-			return err
-		}
+		end := d.skipFast(start)
 		if err := fn(start, end); err != nil {
 			return err
 		}
@@ -305,63 +300,14 @@ func (d *jsonDoc) eachElement(i int, fn func(start, end int) error) error {
 	}
 }
 
-// skipFast finds the end of a value already validated by skip.
-func (d *jsonDoc) skipFast(i int) (int, error) {
-	data := d.data
-	switch data[i] {
-	case '"':
-		if j := d.strEnd(i); j >= 0 {
-			return j, nil
-		}
-		return 0, d.errorf(i, "unterminated string")
-	case '{', '[':
-		if end, ok := d.ends[i]; ok {
-			return end, nil
-		}
-		depth := 0
-		for j := i; j < len(data); j++ {
-			switch data[j] {
-			case '"':
-				end := d.strEnd(j)
-				if end < 0 {
-					return 0, d.errorf(j, "unterminated string")
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, nil
-				}
-			}
-		}
-		return 0, d.errorf(i, "unterminated value")
+// skipFast finds the end of a value already validated by skip: from the
+// ends skip recorded for the outer objects and arrays, else with
+// jsonscan's walk over validated text.
+func (d *jsonDoc) skipFast(i int) int {
+	if end, ok := d.ends[i]; ok {
+		return end
 	}
-	j := i
-	for j < len(data) {
-		switch data[j] {
-		case ',', '}', ']', ' ', '\n', '\r', '\t':
-			return j, nil
-		}
-		j++
-	}
-	return j, nil
-}
-
-// strEnd returns the end of the string at i (which holds '"'), -1 if it
-// has none.
-func (d *jsonDoc) strEnd(i int) int {
-	data := d.data
-	for j := i + 1; j < len(data); j++ {
-		switch data[j] {
-		case '"':
-			return j + 1
-		case '\\':
-			j++
-		}
-	}
-	return -1
+	return jsonscan.End(d.data, i)
 }
 
 // int reads the integer at [start, end).

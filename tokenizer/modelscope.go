@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"benchserve/hub"
 )
 
 // ModelScope, as the modelscope library's model_file_download uses it:
@@ -171,7 +173,9 @@ func message(m string) string {
 }
 
 // fetch returns the cached copy of file, downloading it when the cache
-// has none with the listed SHA-256 (or, without one, the listed size).
+// has none with the listed SHA-256 (or, without one, the listed size). The
+// download goes through the library's temporary folder, where a partial
+// file is kept and resumed by the next try, as the library does.
 func (ms *modelScope) fetch(ctx context.Context, repo, revision, dir string, file msFile) (string, error) {
 	if strings.Contains(file.Path, "..") || filepath.IsAbs(file.Path) {
 		return "", fmt.Errorf("unsafe path %q in the file list", file.Path)
@@ -182,46 +186,47 @@ func (ms *modelScope) fetch(ctx context.Context, repo, revision, dir string, fil
 	}
 	q := url.Values{"Revision": {revision}, "FilePath": {file.Path}}
 	u := fmt.Sprintf("%s/api/v1/models/%s/repo?%s", ms.endpoint, repo, q.Encode())
-	resp, err := ms.get(ctx, u)
-	if err != nil {
+	org, name, _ := strings.Cut(repo, "/")
+	opt := hub.FetchOptions{
+		Header:  http.Header{"User-Agent": {"benchserve"}},
+		Size:    -1,
+		Partial: filepath.Join(ms.cacheDir, modelScopeTempDir, org, name, filepath.FromSlash(file.Path)),
+		Limit:   modelScopeMaxFile,
+	}
+	if file.Sha256 != "" {
+		// The SHA-256 decides, as before any size check.
+		opt.Verify = func(p string) error {
+			sum, n, err := fileSHA256(p)
+			if err != nil {
+				return fmt.Errorf("cache: %v", err)
+			}
+			if !strings.EqualFold(sum, file.Sha256) {
+				return fmt.Errorf("GET %s: got %d bytes with SHA-256 %s, the file list says %s: the download is corrupt, try again", u, n, sum, file.Sha256)
+			}
+			return nil
+		}
+	} else if file.Size > 0 {
+		opt.Size = file.Size
+	}
+	err := hub.Fetch(ctx, ms.http, u, target, opt)
+	if err == nil {
+		return target, nil
+	}
+	var fe *hub.FetchError
+	if !errors.As(err, &fe) {
 		return "", err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s: %s", u, resp.Status)
+	switch fe.Step {
+	case hub.FetchFile:
+		return "", fmt.Errorf("cache: %v", fe.Err)
+	case hub.FetchConnect:
+		return "", fmt.Errorf("%v; a local copy of the tokenizer can be passed instead", fe)
+	case hub.FetchBody:
+		return "", fmt.Errorf("GET %s: %v", u, fe.Err)
+	case hub.FetchSize:
+		return "", fmt.Errorf("GET %s: got %d bytes, the file list says %d", u, fe.Got, fe.Want)
 	}
-
-	org, name, _ := strings.Cut(repo, "/")
-	tmpDir := filepath.Join(ms.cacheDir, modelScopeTempDir, org, name)
-	if err := os.MkdirAll(tmpDir, 0o755); err != nil {
-		return "", fmt.Errorf("cache: %v", err)
-	}
-	tmp, err := os.CreateTemp(tmpDir, filepath.Base(file.Path)+".*.incomplete")
-	if err != nil {
-		return "", fmt.Errorf("cache: %v", err)
-	}
-	defer os.Remove(tmp.Name())
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(resp.Body, modelScopeMaxFile))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("GET %s: %v", u, err)
-	}
-	if sum := hex.EncodeToString(h.Sum(nil)); file.Sha256 != "" && !strings.EqualFold(sum, file.Sha256) {
-		return "", fmt.Errorf("GET %s: got %d bytes with SHA-256 %s, the file list says %s: the download is corrupt, try again", u, n, sum, file.Sha256)
-	}
-	if file.Sha256 == "" && file.Size > 0 && n != file.Size {
-		return "", fmt.Errorf("GET %s: got %d bytes, the file list says %d", u, n, file.Size)
-	}
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return "", fmt.Errorf("cache: %v", err)
-	}
-	if err := os.Rename(tmp.Name(), target); err != nil {
-		return "", fmt.Errorf("cache: %v", err)
-	}
-	return target, nil
+	return "", fe // FetchURL, FetchStatus, FetchRange and FetchVerify say it already
 }
 
 func (ms *modelScope) get(ctx context.Context, u string) (*http.Response, error) {
@@ -253,16 +258,23 @@ func cachedMatches(p string, file msFile) bool {
 	if file.Size > 0 && st.Size() != file.Size {
 		return false
 	}
+	sum, _, err := fileSHA256(p)
+	return err == nil && strings.EqualFold(sum, file.Sha256)
+}
+
+// fileSHA256 returns the hex SHA-256 of the file at p and its length.
+func fileSHA256(p string) (string, int64, error) {
 	fh, err := os.Open(p)
 	if err != nil {
-		return false
+		return "", 0, err
 	}
 	defer fh.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, fh); err != nil {
-		return false
+	n, err := io.Copy(h, fh)
+	if err != nil {
+		return "", 0, err
 	}
-	return strings.EqualFold(hex.EncodeToString(h.Sum(nil)), file.Sha256)
+	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 func isFile(p string) bool {

@@ -9,9 +9,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeModelScope answers ModelScope's file list and file download for
@@ -25,6 +27,9 @@ type fakeModelScope struct {
 	badSha  bool              // list a wrong SHA-256
 	listErr int               // HTTP status for the list
 	log     []string
+	ranges  []string // the Range header of each file download
+	// drops file downloads are cut off after dropAfter bytes.
+	drops, dropAfter int
 }
 
 func newFakeModelScope(t *testing.T, repo string, files map[string]string) *fakeModelScope {
@@ -64,7 +69,18 @@ func (m *fakeModelScope) serve(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		w.Write([]byte(body))
+		m.ranges = append(m.ranges, r.Header.Get("Range"))
+		if m.drops > 0 {
+			m.drops--
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			w.Write([]byte(body[:m.dropAfter]))
+			w.(http.Flusher).Flush()
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close()
+			}
+			return
+		}
+		http.ServeContent(w, r, "", time.Time{}, strings.NewReader(body))
 	default:
 		http.NotFound(w, r)
 	}
@@ -125,6 +141,40 @@ func TestResolveModelScope(t *testing.T) {
 	}
 }
 
+// A download that breaks off keeps its bytes in the library's temporary
+// folder, and the next load resumes it.
+func TestResolveModelScopeResumes(t *testing.T) {
+	useFakeEngine(t)
+	ms := newFakeModelScope(t, "org/m", map[string]string{"tokenizer.json": fakeTokenizerJSON})
+	ms.drops, ms.dropAfter = 1, 10
+	cache := t.TempDir()
+	env := msEnv(map[string]string{"SGLANG_USE_MODELSCOPE": "1", "MODELSCOPE_DOMAIN": ms.URL, "MODELSCOPE_CACHE": cache})
+	_, err := Resolve(context.Background(), "org/m", ResolveOptions{Getenv: env})
+	u := ms.URL + "/api/v1/models/org/m/repo?FilePath=tokenizer.json&Revision=master"
+	if want := "tokenizer org/m: ModelScope: file tokenizer.json: GET " + u + ": unexpected EOF"; err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %s", err, want)
+	}
+	partial := filepath.Join(cache, "models", "._____temp", "org", "m", "tokenizer.json")
+	if fi, err := os.Stat(partial); err != nil || fi.Size() != 10 {
+		t.Fatalf("partial file %v, %v; want 10 bytes kept", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(cache, "models", "org", "m", "tokenizer.json")); err == nil {
+		t.Fatal("a broken download is in the cache")
+	}
+	mustResolve(t, "org/m", ResolveOptions{Getenv: env})
+	if b, err := os.ReadFile(filepath.Join(cache, "models", "org", "m", "tokenizer.json")); err != nil || string(b) != fakeTokenizerJSON {
+		t.Errorf("cache file %q, %v", b, err)
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if len(ms.ranges) != 2 || ms.ranges[1] != "bytes=10-" {
+		t.Errorf("file requests with ranges %q, want the second to resume at 10", ms.ranges)
+	}
+	if _, err := os.Stat(partial); err == nil {
+		t.Error("partial file kept after success")
+	}
+}
+
 func TestResolveModelScopeErrors(t *testing.T) {
 	useFakeEngine(t)
 	good := map[string]string{"tokenizer.json": fakeTokenizerJSON}
@@ -153,9 +203,13 @@ func TestResolveModelScopeErrors(t *testing.T) {
 				t.Errorf("%s: %v, want it to contain %q", tt.repo, err, w)
 			}
 		}
-		// Nothing is left where the library would read it.
+		// Nothing is left where the library would read it, nor a corrupt
+		// file to resume.
 		if _, err := os.Stat(filepath.Join(cache, "models", tt.repo, "tokenizer.json")); err == nil {
 			t.Errorf("%s: a bad download was kept in the cache", tt.repo)
+		}
+		if _, err := os.Stat(filepath.Join(cache, "models", "._____temp", tt.repo, "tokenizer.json")); err == nil {
+			t.Errorf("%s: a bad download was kept in the temporary folder", tt.repo)
 		}
 	}
 }

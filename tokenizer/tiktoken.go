@@ -2,10 +2,8 @@ package tokenizer
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
 	"sync"
-	"unsafe"
 
 	tk "github.com/tiktoken-go/tokenizer"
 )
@@ -127,39 +125,21 @@ func lookup(name string) *encoding {
 func (e *encoding) init() {
 	// Get fails only for an unknown encoding, and ours are constants.
 	c, _ := tk.Get(e.id)
-	e.ranks = libraryVocab(c)
-	if e.ranks == nil { // another library version: decode every id instead
-		c.SetErrorMode(tk.ErrorModeNone)
-		e.ranks = make(map[string]uint, e.vocab)
-		for id := range e.vocab {
-			s, _ := c.Decode([]uint{uint(id)})
-			e.ranks[s] = uint(id)
-		}
-	}
+	// The library keeps its token → id table to itself, so the table is
+	// read back through Decode, one id at a time (see TestTiktokenInit for
+	// what that costs).
+	c.SetErrorMode(tk.ErrorModeNone) // the bytes, not U+FFFD for partial UTF-8
 	e.pieces = make([]string, e.vocab)
-	for s, id := range e.ranks {
-		if int(id) < e.vocab {
-			e.pieces[id] = s
-		}
+	e.ranks = make(map[string]uint, e.vocab)
+	id := []uint{0}
+	for i := range e.vocab {
+		id[0] = uint(i)
+		s, _ := c.Decode(id) // [0, vocab) is dense: no error
+		e.pieces[i] = s
+		e.ranks[s] = uint(i)
 	}
 	// Both patterns have hand-written matchers, so this cannot fail.
 	e.split, _ = compileRegex(e.pattern)
-}
-
-// libraryVocab returns the library's own token → id map, which it builds
-// once per process but does not export; sharing it saves building a second
-// copy (about 60 ms and 10 MB for o200k_base). nil if the field is not the
-// expected map, so a library upgrade falls back to decoding every id.
-func libraryVocab(c tk.Codec) map[string]uint {
-	v := reflect.ValueOf(c)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		return nil
-	}
-	f := v.Elem().FieldByName("vocabulary")
-	if !f.IsValid() || f.Kind() != reflect.Map || f.Type().Key().Kind() != reflect.String || f.Type().Elem().Kind() != reflect.Uint {
-		return nil
-	}
-	return *(*map[string]uint)(unsafe.Pointer(f.UnsafeAddr()))
 }
 
 // appendPiece appends the ids of one piece of split text: its own id when it

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	tk "github.com/tiktoken-go/tokenizer"
@@ -368,12 +369,33 @@ func BenchmarkDecode(b *testing.B) {
 	b.ReportMetric(float64(len(ids))*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
 
-// TestLibraryVocab pins the shortcut into tiktoken-go's table: if a new
-// library version moved it, this says so (Load still works, more slowly).
-func TestLibraryVocab(t *testing.T) {
-	c, _ := tk.Get(tk.O200kBase)
-	m := libraryVocab(c)
-	if len(m) < 199998 || m["hello"] != 24912 {
-		t.Errorf("libraryVocab found %d entries, hello=%d", len(m), m["hello"])
+// TestTiktokenInit checks the table read back from the library, and logs
+// what building it costs beyond the library's own (which Get pays first).
+func TestTiktokenInit(t *testing.T) {
+	for _, base := range []*encoding{o200kBase, cl100kBase} {
+		c, _ := tk.Get(base.id)
+		enc := &encoding{id: base.id, vocab: base.vocab, pattern: base.pattern, special: base.special}
+		start := time.Now()
+		enc.init()
+		t.Logf("%s: %d ranks read in %v", base.id, len(enc.ranks), time.Since(start).Round(time.Millisecond))
+		if len(enc.ranks) != enc.vocab || len(enc.pieces) != enc.vocab {
+			t.Errorf("%s: %d ranks, %d pieces, want %d", base.id, len(enc.ranks), len(enc.pieces), enc.vocab)
+		}
+		text := mixedText(4 << 10)
+		want, _, err := c.Encode(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok := &tiktoken{enc: enc}
+		var got []uint
+		for _, id := range tok.Encode(text, false) {
+			got = append(got, uint(id))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: Encode differs from the library's", base.id)
+		}
+	}
+	if o200kBase.once.Do(o200kBase.init); o200kBase.ranks["hello"] != 24912 {
+		t.Errorf("o200k_base: hello = %d, want 24912", o200kBase.ranks["hello"])
 	}
 }

@@ -352,7 +352,11 @@ func KeyIs(raw []byte, name string) bool {
 	return string(dec) == name
 }
 
-// appendUnquoted decodes the inside of a validated string literal.
+// AppendUnquoted appends the decoded inside of a string literal that has
+// been validated (quotes excluded). A lone surrogate escape becomes
+// U+FFFD. Given a broken escape, it appends the rest as it is.
+func AppendUnquoted(dst, s []byte) []byte { return appendUnquoted(dst, s) }
+
 func appendUnquoted(dst, s []byte) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -366,64 +370,35 @@ func appendUnquoted(dst, s []byte) []byte {
 			continue
 		}
 		if i+1 >= len(s) {
-			return dst
+			return append(dst, s[i:]...)
 		}
-		switch s[i+1] {
-		case 'n':
-			dst = append(dst, '\n')
-		case 't':
-			dst = append(dst, '\t')
-		case 'r':
-			dst = append(dst, '\r')
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'u':
-			r, ok := hex4(s, i+2)
-			if !ok {
-				return dst
+		if e := s[i+1]; e != 'u' {
+			if r, ok := Unescape(e); ok {
+				dst = append(dst, r)
+			} else {
+				dst = append(dst, e)
 			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if r2, ok := hex4(s, i+2); ok && i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
-					if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
-						dst = utf8.AppendRune(dst, pair)
-						i += 6
-						continue
-					}
-				}
-				r = utf8.RuneError
-			}
-			dst = utf8.AppendRune(dst, r)
+			i += 2
 			continue
-		default: // '"', '\\', '/'
-			dst = append(dst, s[i+1])
 		}
-		i += 2
+		r, ok := Hex4(s, i+2)
+		if !ok {
+			return append(dst, s[i:]...)
+		}
+		i += 6
+		if utf16.IsSurrogate(r) {
+			if r2, ok := Hex4(s, i+2); ok && i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
+				if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
+					dst = utf8.AppendRune(dst, pair)
+					i += 6
+					continue
+				}
+			}
+			r = utf8.RuneError
+		}
+		dst = utf8.AppendRune(dst, r)
 	}
 	return dst
-}
-
-func hex4(s []byte, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s[i : i+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
 
 // UnquoteAt validates the string literal that starts at d[i] (a '"') and

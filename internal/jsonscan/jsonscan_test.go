@@ -299,3 +299,80 @@ func TestUnquoteAt(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRuns checks the eight-bytes-at-a-time run finders against a byte
+// loop.
+func FuzzRuns(f *testing.F) {
+	f.Add([]byte("abcdefgh\"ijklmnop"), 0)
+	f.Add([]byte("\x1f\x20\x21abcdefghijk\\"), 1)
+	f.Add([]byte("0123456789abcdef\x7f\x80"), 3)
+	f.Add([]byte("héllo wörld, 世界 \x00"), 2)
+	f.Fuzz(func(t *testing.T, b []byte, i int) {
+		if i < 0 || i > len(b) {
+			return
+		}
+		ends := func(c byte, ascii bool) bool { return c == '"' || c == '\\' || c < 0x20 || ascii && c >= 0x80 }
+		for _, ascii := range []bool{false, true} {
+			want := i
+			for want < len(b) && !ends(b[want], ascii) {
+				want++
+			}
+			got := StringRun(b, i)
+			if ascii {
+				got = ASCIIRun(b, i)
+			}
+			if got != want {
+				t.Fatalf("run(%q, %d, ascii %v) = %d, want %d", b, i, ascii, got, want)
+			}
+		}
+	})
+}
+
+// FuzzAppendUnquoted: valid content decodes as encoding/json does; anything
+// else must not panic.
+func FuzzAppendUnquoted(f *testing.F) {
+	f.Add([]byte(`a\"b\u00e9\ud83d\ude00\ud800\n\/\b\f\r\t`))
+	f.Add([]byte(`trailing\`))
+	f.Add([]byte(`\u12`))
+	f.Add([]byte(`\ud83d\u0041`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got := string(AppendUnquoted(nil, raw))
+		var want string
+		quoted := append(append([]byte{'"'}, raw...), '"')
+		if utf8.Valid(raw) && json.Unmarshal(quoted, &want) == nil && got != want {
+			t.Fatalf("AppendUnquoted(%q) = %q, encoding/json gives %q", raw, got, want)
+		}
+	})
+}
+
+func TestEscapes(t *testing.T) {
+	for c, want := range map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'} {
+		if got, ok := Unescape(c); !ok || got != want {
+			t.Errorf("Unescape(%q) = %q, %v", c, got, ok)
+		}
+	}
+	for _, c := range []byte{'u', 'x', 0, '0', 'N'} {
+		if _, ok := Unescape(c); ok {
+			t.Errorf("Unescape(%q) accepted", c)
+		}
+	}
+	for in, want := range map[string]rune{"00e9": 0xe9, "D83d": 0xd83d, "ffff": 0xffff, "0g00": -1, "12": -1} {
+		r, ok := Hex4([]byte(in), 0)
+		if !ok {
+			r = -1
+		}
+		if r != want {
+			t.Errorf("Hex4(%q) = %x, %v", in, r, ok)
+		}
+	}
+	if _, ok := Hex4([]byte(`\u00e9`), 3); ok {
+		t.Error("Hex4 read past the end")
+	}
+	doc := []byte(`{"a": [1, {"b": "x\"}"}], "c": tru`)
+	if got := End(doc, 6); got != 24 {
+		t.Errorf("End = %d, want 24", got)
+	}
+	if got := End(doc, 33); got != len(doc) {
+		t.Errorf("End of a cut literal = %d, want %d", got, len(doc))
+	}
+}

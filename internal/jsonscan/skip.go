@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 )
 
@@ -57,51 +58,110 @@ func hasWord(d []byte, i int, w string) bool {
 }
 
 // Masks for finding, eight bytes at a time, a byte that ends a plain run
-// in a string: '"', '\\' or a control character.
+// in a string.
 const (
 	ones  = 0x0101010101010101
 	highs = 0x8080808080808080
 )
 
-// special reports whether the 8 bytes of x hold '"', '\\' or a byte < 0x20
-// (bytes >= 0x80 never count, so UTF-8 text runs at full speed).
-func special(x uint64) bool {
+// specialMask has the high bit set in each byte of x that is '"', '\\' or
+// below 0x20. Borrows can set bits only above the first such byte, so the
+// lowest set bit is exact. Bytes >= 0x80 never count.
+func specialMask(x uint64) uint64 {
 	q := x ^ (ones * '"')
 	b := x ^ (ones * '\\')
-	return ((q-ones)&^q|(b-ones)&^b|(x-ones*0x20)&^x)&highs != 0
+	return ((q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x) & highs
+}
+
+// StringRun returns the index of the first byte at or after i in d that
+// ends a run of plain string content: '"', '\\' or a control character
+// (below 0x20); len(d) if none does. UTF-8 text (bytes 0x80 and up) is
+// plain, so it runs at full speed; the bytes are tested eight at a time.
+func StringRun(d []byte, i int) int {
+	for ; i+8 <= len(d); i += 8 {
+		if m := specialMask(binary.LittleEndian.Uint64(d[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(d) && d[i] != '"' && d[i] != '\\' && d[i] >= 0x20 {
+		i++
+	}
+	return i
+}
+
+// ASCIIRun is StringRun for a reader that also validates UTF-8: a
+// non-ASCII byte ends the run too.
+func ASCIIRun(d []byte, i int) int {
+	for ; i+8 <= len(d); i += 8 {
+		x := binary.LittleEndian.Uint64(d[i:])
+		if m := specialMask(x) | x&highs; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(d) && d[i] != '"' && d[i] != '\\' && d[i] >= 0x20 && d[i] < 0x80 {
+		i++
+	}
+	return i
+}
+
+// Unescape returns the byte that the escape \c stands for, for the short
+// escapes: '"', '\\', '/', b, f, n, r and t. It reports false for any
+// other c (\u is read with Hex4).
+func Unescape(c byte) (byte, bool) {
+	r := unescapes[c]
+	return r, r != 0
+}
+
+var unescapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// Hex4 reads the four hex digits of a \u escape at d[i:].
+func Hex4(d []byte, i int) (rune, bool) {
+	if i < 0 || i+4 > len(d) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range d[i : i+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
 
 func skipString(d []byte, i int) (int, error) {
 	j := i + 1
 	for {
-		for j+8 <= len(d) && !special(binary.LittleEndian.Uint64(d[j:])) {
-			j += 8
-		}
-		if j >= len(d) {
+		if j = StringRun(d, j); j >= len(d) {
 			break
 		}
-		switch c := d[j]; {
-		case c == '"':
+		switch d[j] {
+		case '"':
 			return j + 1, nil
-		case c == '\\':
+		case '\\':
 			if j+1 >= len(d) {
 				return j, &SyntaxError{j, "unterminated string"}
 			}
-			switch d[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j += 2
-			case 'u':
-				if _, ok := hex4(d, j+2); !ok {
+			switch c := d[j+1]; {
+			case c == 'u':
+				if _, ok := Hex4(d, j+2); !ok {
 					return j, &SyntaxError{j, `bad \u escape`}
 				}
 				j += 6
+			case unescapes[c] != 0:
+				j += 2
 			default:
-				return j, &SyntaxError{j, "bad escape " + quoteByte(d[j+1])}
+				return j, &SyntaxError{j, "bad escape " + quoteByte(c)}
 			}
-		case c < 0x20:
+		default: // below 0x20
 			return j, &SyntaxError{j, "control character in string"}
-		default:
-			j++
 		}
 	}
 	return len(d), &SyntaxError{i, "unterminated string"}
@@ -237,9 +297,15 @@ func skipArray(d []byte, i, depth int) (int, error) {
 	}
 }
 
-// skipTrusted finds the end of the value at d[i] in a document Parse has
-// validated, without checking it again. On other input it stops somewhere
-// within d, never past it.
+// End returns where the value at d[i] ends in a document already
+// validated (by Parse, or by a caller's own validation), without checking
+// it again. On other input it stops somewhere within d, never past it.
+func End(d []byte, i int) int {
+	end, _ := skipTrusted(d, i)
+	return end
+}
+
+// skipTrusted is End, also returning the value's kind.
 func skipTrusted(d []byte, i int) (int, Kind) {
 	if i >= len(d) {
 		return len(d), Invalid
@@ -285,12 +351,9 @@ func skipTrusted(d []byte, i int) (int, Kind) {
 // starts at d[i].
 func endString(d []byte, i int) int {
 	j := i + 1
-	for j < len(d) {
-		for j+8 <= len(d) && !quoteOrEscape(binary.LittleEndian.Uint64(d[j:])) {
-			j += 8
-		}
-		if j >= len(d) {
-			break
+	for {
+		if j = StringRun(d, j); j >= len(d) {
+			return len(d)
 		}
 		switch d[j] {
 		case '"':
@@ -301,12 +364,4 @@ func endString(d []byte, i int) int {
 			j++
 		}
 	}
-	return len(d)
-}
-
-// quoteOrEscape reports whether the 8 bytes of x hold '"' or '\\'.
-func quoteOrEscape(x uint64) bool {
-	q := x ^ (ones * '"')
-	b := x ^ (ones * '\\')
-	return ((q-ones)&^q|(b-ones)&^b)&highs != 0
 }

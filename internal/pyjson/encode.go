@@ -17,7 +17,15 @@ const hex = "0123456789abcdef"
 // AppendString appends s as a JSON string with ensure_ascii: every byte
 // outside space..'~' is escaped, characters above U+FFFF as surrogate pairs.
 // Invalid UTF-8 is written as U+FFFD.
-func AppendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte { return AppendQuoted(dst, s, true) }
+
+// AppendQuoted appends s as a JSON string as json.dumps writes it: '"',
+// '\\' and the control characters escaped (\n, \r, \t, \b and \f short,
+// the others as \u00XX), and, with ensureASCII, DEL and every non-ASCII
+// character as \uXXXX (surrogate pairs above U+FFFF); without it they are
+// written as they are. Invalid UTF-8 is written as \ufffd either way, so the
+// result is always valid UTF-8.
+func AppendQuoted(dst []byte, s string, ensureASCII bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -26,39 +34,48 @@ func AppendString(dst []byte, s string) []byte {
 			i++
 			continue
 		}
-		dst = append(dst, s[start:i]...)
-		if c < utf8.RuneSelf {
-			switch c {
-			case '"':
-				dst = append(dst, '\\', '"')
-			case '\\':
-				dst = append(dst, '\\', '\\')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			default:
-				dst = appendU(dst, rune(c))
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !ensureASCII && size > 1 {
+				i += size // valid UTF-8, kept
+				continue
 			}
-			i++
+			dst = append(dst, s[start:i]...)
+			if r >= 0x10000 {
+				r -= 0x10000
+				dst = appendU(dst, 0xd800+(r>>10))
+				dst = appendU(dst, 0xdc00+(r&0x3ff))
+			} else {
+				dst = appendU(dst, r)
+			}
+			i += size
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r >= 0x10000 {
-			r -= 0x10000
-			dst = appendU(dst, 0xd800+(r>>10))
-			dst = appendU(dst, 0xdc00+(r&0x3ff))
-		} else {
-			dst = appendU(dst, r)
+		if c == 0x7f && !ensureASCII {
+			i++
+			continue
 		}
-		i += size
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"':
+			dst = append(dst, '\\', '"')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		default:
+			dst = appendU(dst, rune(c))
+		}
+		i++
 		start = i
 	}
 	dst = append(dst, s[start:]...)

@@ -1,8 +1,10 @@
 package pyjson
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
+	"unicode/utf8"
 )
 
 // Expected strings are what CPython 3.11's json.dumps prints.
@@ -24,6 +26,62 @@ func TestAppendString(t *testing.T) {
 			t.Errorf("AppendString(%q) = %s, want %s", in, got, want)
 		}
 	}
+}
+
+// Expected strings are what CPython's json.dumps(s, ensure_ascii=False)
+// prints; invalid UTF-8, which a Python str cannot hold, is written as
+// \ufffd.
+func TestAppendQuotedUTF8(t *testing.T) {
+	cases := map[string]string{
+		"plain":          `"plain"`,
+		"a\"b\\c":        `"a\"b\\c"`,
+		"\n\r\t\b\f\x01": `"\n\r\t\b\f\u0001"`,
+		"\x7f/":          "\"\x7f/\"",
+		"héllo 世界":       `"héllo 世界"`,
+		"😀":              `"😀"`,
+		"\ufffd":         "\"\ufffd\"",
+		"bad\xffbyte":    `"bad\ufffdbyte"`,
+		"cut\xe4\xb8":    `"cut\ufffd\ufffd"`,
+		"":               `""`,
+	}
+	for in, want := range cases {
+		if got := string(AppendQuoted(nil, in, false)); got != want {
+			t.Errorf("AppendQuoted(%q, false) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// FuzzAppendQuoted checks that both modes write valid JSON that decodes to
+// the input (invalid UTF-8 read as U+FFFD), ASCII only with ensureASCII.
+func FuzzAppendQuoted(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\"b\\c\n\x00\x7f", "héllo 世界 😀", "bad\xff\xe4\xb8", "\u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		// One U+FFFD per invalid byte, as utf8.DecodeRune reads them.
+		var b []byte
+		for i := 0; i < len(s); {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			b = utf8.AppendRune(b, r)
+			i += size
+		}
+		want := string(b)
+		for _, ascii := range []bool{true, false} {
+			out := AppendQuoted(nil, s, ascii)
+			var got string
+			if err := json.Unmarshal(out, &got); err != nil || got != want {
+				t.Fatalf("AppendQuoted(%q, %v) = %s: decodes to %q, %v", s, ascii, out, got, err)
+			}
+			if !utf8.Valid(out) {
+				t.Fatalf("AppendQuoted(%q, %v) = %q: not UTF-8", s, ascii, out)
+			}
+			for _, c := range out {
+				if ascii && c > '~' || c < ' ' {
+					t.Fatalf("AppendQuoted(%q, %v) = %q: byte %#x unescaped", s, ascii, out, c)
+				}
+			}
+		}
+	})
 }
 
 func TestAppendFloat(t *testing.T) {

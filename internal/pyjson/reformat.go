@@ -15,14 +15,9 @@ import (
 // it: key order kept (a repeated key keeps its first place and its last
 // value), integers exact, other numbers as floats.
 func Reformat(dst, raw []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	v, err := decodeValue(dec)
+	v, err := decodeDocument(raw)
 	if err != nil {
 		return dst, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return dst, errors.New("invalid JSON: data after the top-level value")
 	}
 	return v.append(dst), nil
 }
@@ -30,14 +25,9 @@ func Reformat(dst, raw []byte) ([]byte, error) {
 // ParseObject parses a JSON object, keeping its key order, with every value
 // re-encoded in json.dumps form.
 func ParseObject(raw []byte) (*Object, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	v, err := decodeValue(dec)
+	v, err := decodeDocument(raw)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("invalid JSON: data after the top-level value")
 	}
 	obj, ok := v.(*objectValue)
 	if !ok {
@@ -48,6 +38,20 @@ func ParseObject(raw []byte) (*Object, error) {
 		o.Set(k, obj.vals[i].append(nil))
 	}
 	return o, nil
+}
+
+// decodeDocument decodes raw, one JSON value and nothing after it.
+func decodeDocument(raw []byte) (value, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	v, err := decodeValue(dec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("invalid JSON: data after the top-level value")
+	}
+	return v, nil
 }
 
 type value interface{ append([]byte) []byte }
