@@ -183,7 +183,7 @@ func TestMooncakeBrokenDownload(t *testing.T) {
 	}))
 	defer srv.Close()
 	cache := t.TempDir()
-	p := Params{Name: "mooncake", NumPrompts: 1, Backend: "sglang", MooncakeWorkload: "toolagent", MooncakeNumRounds: 1}
+	p := Params{Name: "mooncake", NumPrompts: 1, Backend: backendOf("sglang"), MooncakeWorkload: "toolagent", MooncakeNumRounds: 1}
 	var out bytes.Buffer
 	env := testEnv(1, &out)
 	env.CacheDir, env.TraceBaseURL = cache, srv.URL
