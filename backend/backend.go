@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"benchserve/internal/hist"
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 )
 
 // Options are the run-wide request settings, from the flags.

@@ -1,7 +1,7 @@
 package backend
 
 import (
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 )
 
 // Encoded constants.

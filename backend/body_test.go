@@ -3,7 +3,7 @@ package backend
 import (
 	"testing"
 
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 )
 
 // opt is the default options with the two flags most cases vary.

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"benchserve/internal/jsonscan"
+	"benchserve/internal/wire/jsonscan"
 	"benchserve/record"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"benchserve/internal/hist"
-	"benchserve/sse"
+	"benchserve/internal/wire/sse"
 )
 
 // receiveReader returns one line a Read, each with the receive time the

@@ -9,9 +9,9 @@ import (
 	"net"
 	"syscall"
 
-	"benchserve/internal/neterr"
+	"benchserve/internal/wire/neterr"
+	"benchserve/internal/wire/sse"
 	"benchserve/record"
-	"benchserve/sse"
 )
 
 // kindError is a failure with its record.ErrorKind.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"benchserve/internal/jsonscan"
+	"benchserve/internal/wire/jsonscan"
 	"benchserve/record"
 )
 

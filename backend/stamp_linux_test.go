@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"benchserve/internal/netstamp"
 	"benchserve/internal/testenv"
-	"benchserve/sse"
+	"benchserve/internal/wire/netstamp"
+	"benchserve/internal/wire/sse"
 )
 
 // TestChunkStampedAtArrival: a chunk is timed when it reached the machine,

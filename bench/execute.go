@@ -8,7 +8,7 @@ import (
 
 	"benchserve/backend"
 	"benchserve/dataset"
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 	"benchserve/metrics"
 	"benchserve/record"
 	"benchserve/schedule"

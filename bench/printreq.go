@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"benchserve/backend"
-	"benchserve/internal/pyfmt"
+	"benchserve/internal/py/pyfmt"
 	"benchserve/record"
 	"benchserve/serverctl"
 )

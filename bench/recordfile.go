@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 	"benchserve/record"
 )
 

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strconv"
 
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 )
 
 // agenticOutputLen is the per-turn output length without

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyrand"
 )
 
 func TestAheadOrderAndBound(t *testing.T) {

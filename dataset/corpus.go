@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"benchserve/internal/jsonscan"
+	"benchserve/internal/wire/jsonscan"
 )
 
 // corpus is a ShareGPT file reduced to where the first two turns of each

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"benchserve/internal/pyjson"
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyjson"
+	"benchserve/internal/py/pyrand"
 )
 
 // customPNG writes a w×h PNG into dir and returns its bytes.

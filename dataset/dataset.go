@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyrand"
 	"benchserve/tokenizer"
 )
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyrand"
 	"benchserve/tokenizer"
 )
 

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"benchserve/internal/pyfmt"
-	"benchserve/internal/pyjson"
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyfmt"
+	"benchserve/internal/py/pyjson"
+	"benchserve/internal/py/pyrand"
 )
 
 // loadGSP is sample_generated_shared_prefix_requests: groups of prompts

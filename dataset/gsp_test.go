@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyrand"
 )
 
 // specialWordTok is wordTok with "<s>" and "<unk>" marked special, as

@@ -8,7 +8,7 @@ import (
 	"image/png"
 	"sync"
 
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyrand"
 )
 
 // jpegQuality is the reference's PIL save quality (PNG ignores it).

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"benchserve/backend"
-	"benchserve/internal/pyjson"
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyjson"
+	"benchserve/internal/py/pyrand"
 )
 
 func TestParseImageRes(t *testing.T) {

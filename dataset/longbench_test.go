@@ -12,7 +12,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyrand"
 )
 
 // lbExamples are n examples whose contexts grow with i: example i has a

@@ -17,7 +17,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyrand"
 )
 
 // hfImage and hfMMMU are the MMMU parquet schema as the Hub stores it.

@@ -17,7 +17,7 @@ import (
 	"sync"
 
 	"benchserve/hub"
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 	"benchserve/tokenizer"
 )
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"benchserve/backend"
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 )
 
 // traceFile is a small trace, out of time order, whose last line is

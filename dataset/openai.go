@@ -8,7 +8,7 @@ import (
 	"io"
 	"strconv"
 
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 	"benchserve/tokenizer"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyrand"
 )
 
 // FuzzJSONLDatasets runs the JSONL loaders (openai, custom, speed-bench,

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"benchserve/backend"
-	"benchserve/internal/pyjson"
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyjson"
+	"benchserve/internal/py/pyrand"
 )
 
 func openaiEnv(t testing.TB, out *bytes.Buffer) Env {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyrand"
 )
 
 // fakeClock moves on by step at each reading.

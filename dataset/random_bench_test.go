@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyrand"
 	"benchserve/tokenizer"
 )
 

@@ -1,7 +1,7 @@
 // Package dataset builds the rows a benchmark sends, one file per dataset.
 package dataset
 
-import "benchserve/internal/pyjson"
+import "benchserve/internal/py/pyjson"
 
 // Row is one request's worth of input (the reference tool's DatasetRow), or
 // one conversation's when Turns is set.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyrand"
 )
 
 // --apply-chat-template renders one user message with the generation

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"benchserve/internal/pyjson"
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyjson"
+	"benchserve/internal/py/pyrand"
 )
 
 const speedBenchFile = `{"question_id": 1, "category": "low_entropy", "turns": ["w1 w2", "w3"]}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 	"benchserve/tokenizer"
 )
 

@@ -30,7 +30,7 @@ type Record struct {
 	// TTFT runs from Start to the first chunk with content; 0 means none came.
 	TTFT float64
 	// KernelTimed: every read of the response was timed with the kernel's
-	// receive time of its bytes (see internal/netstamp), none at the read.
+	// receive time of its bytes (see internal/wire/netstamp), none at the read.
 	KernelTimed bool
 	// Gaps holds the gaps between content chunks (per token for /generate):
 	// the reference's itl list, 3 to 4 bytes a gap.

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 	"benchserve/metrics"
 	"benchserve/record"
 )

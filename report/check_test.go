@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 	"benchserve/metrics"
 	"benchserve/record"
 )

@@ -4,7 +4,7 @@ import (
 	"io"
 	"strconv"
 
-	"benchserve/internal/pyfmt"
+	"benchserve/internal/py/pyfmt"
 	"benchserve/metrics"
 )
 

@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 	"benchserve/metrics"
 	"benchserve/record"
 )

@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 	"benchserve/metrics"
 	"benchserve/record"
 )

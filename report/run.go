@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 )
 
 // Run is what the console block and the result line need besides the

@@ -4,7 +4,7 @@ import (
 	"io"
 	"strings"
 
-	"benchserve/internal/pyfmt"
+	"benchserve/internal/py/pyfmt"
 )
 
 // Row is one label and value of a section of our own.

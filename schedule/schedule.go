@@ -8,7 +8,7 @@ import (
 	"math"
 	"time"
 
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyrand"
 )
 
 // Slot is one planned request.

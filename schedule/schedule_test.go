@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"benchserve/internal/pyrand"
+	"benchserve/internal/py/pyrand"
 )
 
 func TestPlanBurst(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"benchserve/internal/pyfmt"
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyfmt"
+	"benchserve/internal/py/pyjson"
 )
 
 // ProfileOptions are the --profile flags.

@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"benchserve/internal/neterr"
-	"benchserve/internal/pyfmt"
+	"benchserve/internal/py/pyfmt"
+	"benchserve/internal/wire/neterr"
 )
 
 // Server is one inference server's control plane: Base is its URL (no

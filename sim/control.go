@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"benchserve/internal/pyfmt"
+	"benchserve/internal/py/pyfmt"
 )
 
 // models is GET /v1/models, in vLLM's shape.

@@ -3,7 +3,7 @@ package sim
 import (
 	"strconv"
 
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 )
 
 // appendJSONString appends s as a JSON string as json.dumps(s,

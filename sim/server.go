@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"benchserve/internal/clock"
-	"benchserve/internal/netstamp"
+	"benchserve/internal/wire/netstamp"
 	"benchserve/tokenizer"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ardanlabs/jinja"
 
-	"benchserve/internal/pyjson"
+	"benchserve/internal/py/pyjson"
 )
 
 // jsonValue decodes one JSON value into a template value the way Python's

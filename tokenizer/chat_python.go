@@ -9,7 +9,7 @@ import (
 
 	"github.com/ardanlabs/jinja"
 
-	"benchserve/internal/pyfmt"
+	"benchserve/internal/py/pyfmt"
 )
 
 // Python's str() and the filters built on it, for the places where the

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ardanlabs/jinja"
 
-	"benchserve/internal/pyfmt"
+	"benchserve/internal/py/pyfmt"
 )
 
 // chatTok returns a Pretrained over a fake engine with the given config

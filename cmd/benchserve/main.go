@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"benchserve/internal/cli"
+	"benchserve/internal/app/cli"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"benchserve/internal/pyfmt"
+	"benchserve/internal/py/pyfmt"
 )
 
 // finitePositive is the reference tool's _finite_positive_float.

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"benchserve/internal/pyfmt"
+	"benchserve/internal/py/pyfmt"
 )
 
 // The layout constants of Python's HelpFormatter.

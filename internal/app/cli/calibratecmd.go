@@ -7,8 +7,8 @@ import (
 
 	"benchserve/backend"
 	"benchserve/bench"
-	"benchserve/internal/argparse"
-	"benchserve/internal/calibrate"
+	"benchserve/internal/app/calibrate"
+	"benchserve/internal/py/argparse"
 )
 
 // calibrateBackends are calibrate's --backend choices: of the SGLang and

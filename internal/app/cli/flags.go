@@ -5,8 +5,8 @@ import (
 
 	"benchserve/backend"
 	"benchserve/bench"
-	"benchserve/internal/argparse"
-	"benchserve/internal/pyfmt"
+	"benchserve/internal/py/argparse"
+	"benchserve/internal/py/pyfmt"
 	"benchserve/sim"
 )
 

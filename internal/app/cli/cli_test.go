@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"benchserve/internal/argparse"
+	"benchserve/internal/py/argparse"
 )
 
 // The expected strings below were printed by CPython 3.11.7 running a copy

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"benchserve/internal/argparse"
-	"benchserve/internal/pyfmt"
+	"benchserve/internal/py/argparse"
+	"benchserve/internal/py/pyfmt"
 	"benchserve/sim"
 )
 

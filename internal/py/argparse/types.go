@@ -1,6 +1,6 @@
 package argparse
 
-import "benchserve/internal/pyfmt"
+import "benchserve/internal/py/pyfmt"
 
 // Type converts one command-line string into a value, as the type= of an
 // argparse argument does.

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"benchserve/bench"
-	"benchserve/internal/argparse"
+	"benchserve/internal/py/argparse"
 )
 
 // Namespace returns what the reference prints for its args: the repr of an

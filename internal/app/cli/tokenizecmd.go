@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"benchserve/bench"
-	"benchserve/internal/argparse"
+	"benchserve/internal/py/argparse"
 	"benchserve/tokenizer"
 )
 

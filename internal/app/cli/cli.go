@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	"benchserve/bench"
-	"benchserve/internal/argparse"
+	"benchserve/internal/py/argparse"
 )
 
 const (
