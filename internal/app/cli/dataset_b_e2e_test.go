@@ -180,8 +180,11 @@ func TestEndToEndMooncakeTiming(t *testing.T) {
 		want := stamps[id] / 1000 * slowdown
 		got := r.at.Sub(first).Seconds()
 		t.Logf("session %d: sent at %.2f ms, trace time × slowdown %.0f ms", id, got*1000, want*1000)
-		if math.Abs(got-want) > 0.005 {
-			t.Errorf("session %d arrived %.2f ms after the first, want %.0f ms ± 5 ms", id, got*1000, want*1000)
+		// The server's own arrival times lag on a loaded machine (the
+		// race detector, other packages' tests); a schedule that did not
+		// drive sending would send them all at once, up to 620 ms early.
+		if math.Abs(got-want) > 0.020 {
+			t.Errorf("session %d arrived %.2f ms after the first, want %.0f ms ± 20 ms", id, got*1000, want*1000)
 		}
 	}
 }
