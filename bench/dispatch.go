@@ -17,17 +17,17 @@ import (
 // a conversation, stamped with what the schedule and the dataset say.
 func (r *runner) records() []record.Record {
 	n := 0
-	for i := range r.rows {
-		n += max(1, len(r.rows[i].Turns))
+	for i := range r.Rows {
+		n += max(1, len(r.Rows[i].Turns))
 	}
 	recs := make([]record.Record, n)
 	k := 0
-	for i := range r.rows {
-		row := &r.rows[i]
+	for i := range r.Rows {
+		row := &r.Rows[i]
 		for range max(1, len(row.Turns)) {
 			rec := &recs[k]
 			rec.Seq = k
-			rec.Intended = r.slots[i].At.Seconds()
+			rec.Intended = r.Slots[i].At.Seconds()
 			rec.InputLen, rec.InputTextLen, rec.InputVisionLen = row.PromptLen, row.TextPromptLen, row.VisionPromptLen
 			rec.PromptLen, rec.OutputLen = row.PromptLen, row.OutputLen
 			k++
@@ -38,15 +38,15 @@ func (r *runner) records() []record.Record {
 
 // input is what the backend sends for row.
 func (r *runner) input(row *dataset.Row, outputLen int, lora string) *backend.Input {
-	extra := r.extra
+	extra := r.Extra
 	if row.Extra != nil && row.Extra.Len() > 0 {
-		extra = r.extra.Clone()
+		extra = r.Extra.Clone()
 		extra.Update(row.Extra)
 	}
 	return &backend.Input{
 		Text: row.Text, IDs: row.IDs, Messages: row.Messages,
 		PromptLen: row.PromptLen, OutputLen: outputLen,
-		Model: r.model, LoRA: lora, Images: row.Images, RoutingKey: row.RoutingKey,
+		Model: r.Model, LoRA: lora, Images: row.Images, RoutingKey: row.RoutingKey,
 		Extra: extra,
 	}
 }
@@ -97,14 +97,14 @@ func (r *runner) dispatch(ctx, inflight context.Context, recs []record.Record, s
 		}
 		mu.Unlock()
 	}
-	for i := range r.rows {
+	for i := range r.Rows {
 		if ctx.Err() != nil {
 			break // interrupted: the rest is not sent
 		}
-		row := &r.rows[i]
+		row := &r.Rows[i]
 		mine := recs[k : k+max(1, len(row.Turns))]
 		k += len(mine)
-		deadline := start.Add(r.slots[i].At)
+		deadline := start.Add(r.Slots[i].At)
 		// The pacer's lag is how late it released a request it was free
 		// to release on time: from the deadline, or from when the
 		// dispatcher got back to it if later (a burst, or a full
@@ -120,7 +120,7 @@ func (r *runner) dispatch(ctx, inflight context.Context, recs []record.Record, s
 		if !r.acquire(ctx) {
 			continue
 		}
-		lora := r.slots[i].LoRA
+		lora := r.Slots[i].LoRA
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -151,7 +151,7 @@ func (r *runner) send(ctx context.Context, in *backend.Input, rec *record.Record
 	in.Gate, in.ID = r.gate, requestID()
 	started := unixTime()
 	r.printStart(in)
-	r.client.Do(ctx, in, rec, epoch)
+	r.Client.Do(ctx, in, rec, epoch)
 	if !rec.Sent {
 		return
 	}
@@ -235,9 +235,9 @@ func (r *runner) countMessages(history []json.RawMessage) int {
 		}
 		var s string
 		if json.Unmarshal(v.Content, &s) == nil {
-			n += r.tok.Count(s)
+			n += r.Tok.Count(s)
 		} else {
-			n += r.tok.Count(string(v.Content))
+			n += r.Tok.Count(string(v.Content))
 		}
 	}
 	return n

@@ -43,10 +43,10 @@ func testRunner(t *testing.T, url string, n, limit int) *runner {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.CloseIdleConnections)
-	r := &runner{cfg: &Config{}, client: client, model: "m", gate: &backend.Gate{},
-		rows: make([]dataset.Row, n), slots: make([]schedule.Slot, n)}
-	for i := range r.rows {
-		r.rows[i] = dataset.Row{Text: "x", PromptLen: 1, OutputLen: 1}
+	r := &runner{Plan: &Plan{Config: &Config{}, Client: client, Model: "m",
+		Rows: make([]dataset.Row, n), Slots: make([]schedule.Slot, n)}, gate: &backend.Gate{}}
+	for i := range r.Rows {
+		r.Rows[i] = dataset.Row{Text: "x", PromptLen: 1, OutputLen: 1}
 	}
 	if limit > 0 {
 		r.sem = make(chan struct{}, limit)
@@ -150,7 +150,7 @@ func TestGraceFailureKeepsKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{cfg: &Config{}, client: client, model: "m"}
+	r := &runner{Plan: &Plan{Config: &Config{}, Client: client, Model: "m"}}
 	rec := &record.Record{}
 	r.send(inflight, &backend.Input{Text: "x", OutputLen: 1}, rec, time.Now(), nil)
 	if rec.Success || rec.ErrorKind != record.KindHTTP5xx {

@@ -7,13 +7,9 @@ import (
 	"time"
 
 	"benchserve/backend"
-	"benchserve/dataset"
-	"benchserve/internal/py/pyjson"
 	"benchserve/metrics"
 	"benchserve/record"
-	"benchserve/schedule"
 	"benchserve/serverctl"
-	"benchserve/tokenizer"
 )
 
 // Execution is what one execution of a Plan did.
@@ -120,7 +116,7 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 // is written after it, and ends the requests in flight (cancel) when the
 // grace period has passed.
 func (r *runner) graceOnInterrupt(inflight context.Context, cancel func()) {
-	env := r.plan.Env
+	env := r.Env
 	go func() {
 		select {
 		case <-env.Interrupt:
@@ -147,9 +143,9 @@ func (r *runner) preconnect(ctx context.Context) {
 	if want <= 0 {
 		return
 	}
-	if got, err := r.client.Preconnect(ctx, want); err != nil && ctx.Err() == nil {
-		fmt.Fprintf(r.env.Stderr, "benchserve: warning: opened %d of %d connections to %s before the run (%v); the others connect when needed, and their first requests' TTFT includes the connect\n",
-			got, want, serverctl.Redact(r.client.URL()), err)
+	if got, err := r.Client.Preconnect(ctx, want); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(r.Env.Stderr, "benchserve: warning: opened %d of %d connections to %s before the run (%v); the others connect when needed, and their first requests' TTFT includes the connect\n",
+			got, want, serverctl.Redact(r.Client.URL()), err)
 	}
 }
 
@@ -157,12 +153,12 @@ func (r *runner) preconnect(ctx context.Context) {
 // concurrency limit, or every request of a burst, else a few; never more
 // than 4096.
 func (r *runner) preconnects() int {
-	n := min(len(r.rows), 64)
+	n := min(len(r.Rows), 64)
 	switch {
 	case r.sem != nil:
-		n = min(len(r.rows), cap(r.sem))
-	case math.IsInf(r.cfg.RequestRate, 1):
-		n = len(r.rows)
+		n = min(len(r.Rows), cap(r.sem))
+	case math.IsInf(r.Config.RequestRate, 1):
+		n = len(r.Rows)
 	}
 	return min(n, 4096)
 }
@@ -210,19 +206,11 @@ func interrupted(interrupt <-chan struct{}) bool {
 	}
 }
 
-// runner is one execution's moving parts: the plan's, the concurrency
-// limit, the interrupt's gate and the record file.
+// runner is one execution of a plan: the plan, and the execution's own
+// concurrency limit, interrupt gate and record file.
 type runner struct {
-	plan   *Plan
-	cfg    *Config
-	env    Env
-	client *backend.Client
-	rows   []dataset.Row
-	slots  []schedule.Slot
-	extra  *pyjson.Object
-	model  string
-	tok    tokenizer.Tokenizer
-	sem    chan struct{}
+	*Plan
+	sem chan struct{}
 	// gate closes at the interrupt: no request is written after it.
 	gate *backend.Gate
 	// recFile is --record-file, set once the warmup is over.
@@ -230,8 +218,7 @@ type runner struct {
 }
 
 func newRunner(p *Plan) *runner {
-	r := &runner{plan: p, cfg: p.Config, env: p.Env, client: p.Client, rows: p.Rows, slots: p.Slots,
-		extra: p.Extra, model: p.Model, tok: p.Tok, gate: &backend.Gate{}}
+	r := &runner{Plan: p, gate: &backend.Gate{}}
 	if c := p.Config.MaxConcurrency; c != nil && *c > 0 {
 		r.sem = make(chan struct{}, *c)
 	}

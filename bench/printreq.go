@@ -18,7 +18,7 @@ import (
 // starts and one when it ends, in the reference's shape (prompt and text
 // elided as "..."), with the request's id (in.ID, which it is sent with).
 func (r *runner) printStart(in *backend.Input) {
-	if !r.cfg.PrintRequests {
+	if !r.Config.PrintRequests {
 		return
 	}
 	rid := in.ID
@@ -30,12 +30,12 @@ func (r *runner) printStart(in *backend.Input) {
 	if in.Extra != nil && in.Extra.Len() > 0 {
 		extra = string(in.Extra.Bytes())
 	}
-	fmt.Fprintf(r.env.Stdout, "rid=%s time=%s message=\"request start\" request_func_input=\"RequestFuncInput(prompt='...', api_url=%s, prompt_len=%d, output_len=%d, model=%s, lora_name=%s, image_data=None, extra_request_body=%s, timestamp=None, routing_key=None)\"\n",
-		rid, pyfmt.Float(unixTime()), pyfmt.Quote(serverctl.Redact(r.client.URL())), in.PromptLen, in.OutputLen, pyfmt.Quote(in.Model), lora, extra)
+	fmt.Fprintf(r.Env.Stdout, "rid=%s time=%s message=\"request start\" request_func_input=\"RequestFuncInput(prompt='...', api_url=%s, prompt_len=%d, output_len=%d, model=%s, lora_name=%s, image_data=None, extra_request_body=%s, timestamp=None, routing_key=None)\"\n",
+		rid, pyfmt.Float(unixTime()), pyfmt.Quote(serverctl.Redact(r.Client.URL())), in.PromptLen, in.OutputLen, pyfmt.Quote(in.Model), lora, extra)
 }
 
 func (r *runner) printEnd(rid string, started float64, rec *record.Record) {
-	if !r.cfg.PrintRequests {
+	if !r.Config.PrintRequests {
 		return
 	}
 	now := unixTime()
@@ -43,7 +43,7 @@ func (r *runner) printEnd(rid string, started float64, rec *record.Record) {
 	for _, d := range rec.Gaps.All() {
 		itl = append(itl, pyfmt.Float(d.Seconds()))
 	}
-	fmt.Fprintf(r.env.Stdout, "rid=%s time=%s time_delta=%s message=\"request end\" output=\"RequestFuncOutput(generated_text='...', success=%s, latency=%s, ttft=%s, tpot=None, itl=[%s], prompt_len=%d, error=%s, output_len=%d, start_time=%s, cached_tokens=%d)\"\n",
+	fmt.Fprintf(r.Env.Stdout, "rid=%s time=%s time_delta=%s message=\"request end\" output=\"RequestFuncOutput(generated_text='...', success=%s, latency=%s, ttft=%s, tpot=None, itl=[%s], prompt_len=%d, error=%s, output_len=%d, start_time=%s, cached_tokens=%d)\"\n",
 		rid, pyfmt.Float(now), pyfmt.Float(now-started), pyBool(rec.Success), pyfmt.Float(rec.Latency), pyfmt.Float(rec.TTFT),
 		strings.Join(itl, ", "), rec.PromptLen, pyfmt.Quote(rec.Error), rec.OutputLen, pyfmt.Float(rec.Start), rec.CachedTokens)
 }

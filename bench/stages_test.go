@@ -158,13 +158,13 @@ func TestConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.CloseIdleConnections()
-	r.client = client
-	if r.tok, err = tokenizer.Resolve(context.Background(), "o200k_base", tokenizer.ResolveOptions{}); err != nil {
+	r.Client = client
+	if r.Tok, err = tokenizer.Resolve(context.Background(), "o200k_base", tokenizer.ResolveOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r.rows = []dataset.Row{{Turns: [][]byte{[]byte(`[{"role": "user", "content": "one"}]`),
+	r.Rows = []dataset.Row{{Turns: [][]byte{[]byte(`[{"role": "user", "content": "one"}]`),
 		[]byte(`[{"role": "user", "content": "two"}]`), []byte(`[{"role": "user", "content": "three"}]`)}, OutputLen: 2}}
-	r.slots = []schedule.Slot{{}}
+	r.Slots = []schedule.Slot{{}}
 	recs := r.records()
 	r.dispatch(context.Background(), context.Background(), recs, time.Now(), nil, &selfCheck{})
 	if len(srv.sent()) != 3 {

@@ -18,10 +18,10 @@ func (r *runner) warmup(ctx context.Context, n int) error {
 		return nil
 	}
 	lora := ""
-	if len(r.cfg.LoraName) > 0 {
-		lora = r.cfg.LoraName[0]
+	if len(r.Config.LoraName) > 0 {
+		lora = r.Config.LoraName[0]
 	}
-	row := &r.rows[0]
+	row := &r.Rows[0]
 	out := min(row.OutputLen, 32)
 	per := max(1, len(row.Turns))
 	recs := make([]record.Record, n*per)
@@ -43,7 +43,7 @@ func (r *runner) warmup(ctx context.Context, n int) error {
 			if row.Turns != nil {
 				r.converse(ctx, ctx, row, lora, out, mine, epoch, nil)
 			} else {
-				r.client.Do(ctx, r.input(row, out, lora), &mine[0], epoch)
+				r.Client.Do(ctx, r.input(row, out, lora), &mine[0], epoch)
 			}
 		}()
 	}
@@ -53,7 +53,7 @@ func (r *runner) warmup(ctx context.Context, n int) error {
 			return nil
 		}
 	}
-	msg := recs[0].Error + " (POST " + serverctl.Redact(r.client.URL()) + ")"
-	fmt.Fprintf(r.env.Stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: %s\n", msg)
+	msg := recs[0].Error + " (POST " + serverctl.Redact(r.Client.URL()) + ")"
+	fmt.Fprintf(r.Env.Stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: %s\n", msg)
 	return failure("warmup failed: %s", msg)
 }
