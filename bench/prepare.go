@@ -190,7 +190,7 @@ func (p *Plan) load(ctx context.Context, model string, detected bool, py *pyrand
 	}
 	p.Tok = tok
 	rows, err := dataset.Load(ctx, datasetParams(cfg, model), dataset.Env{
-		Tok: tok, Py: py, NP: np, Out: env.Stdout, CacheDir: userCache(env.Getenv),
+		Tok: tok, Py: py, NP: np, Out: env.Stdout, CacheDir: UserCache(env.Getenv),
 		Progress: env.Stderr, // long builds say how far they are; stdout keeps the reference's lines
 		Fetch: func(ctx context.Context, repoType, repoID, file string) (string, error) {
 			return hc.Download(ctx, repoType, repoID, file, "main")

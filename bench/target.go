@@ -50,9 +50,9 @@ func checkSupported(cfg *Config) error {
 	return nil
 }
 
-// userCache is where datasets keep what they reuse between runs:
+// UserCache is where datasets keep what they reuse between runs:
 // $XDG_CACHE_HOME/benchserve, else ~/.cache/benchserve.
-func userCache(getenv func(string) string) string {
+func UserCache(getenv func(string) string) string {
 	if d := getenv("XDG_CACHE_HOME"); d != "" {
 		return filepath.Join(d, "benchserve")
 	}

@@ -128,3 +128,17 @@ func PlanTrace(times []float64, slowdown float64, lora LoRA, py *pyrand.Python, 
 	}
 	return slots, nil
 }
+
+// LoRAPicks draws n adapter names as Plan does, one per request, in order
+// (one-batch's per-prompt lora_path).
+func LoRAPicks(l LoRA, n int, py *pyrand.Python, np *pyrand.NumPy) ([]string, error) {
+	pick, err := newPicker(l, py, np)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = pick()
+	}
+	return out, nil
+}

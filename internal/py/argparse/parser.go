@@ -44,6 +44,7 @@ const (
 // Option describes one option, as the arguments of add_argument do.
 type Option struct {
 	Name    string   // "--num-prompts"
+	Aliases []string // further option strings, as add_argument("--model-path", "--model")
 	Dest    string   // default: Name without dashes, '-' → '_'
 	Action  Action   // Store or StoreTrue
 	Type    Type     // zero value: Str
@@ -136,7 +137,12 @@ func (g *Group) Add(o Option) {
 	if o.Action == StoreTrue && o.Default == nil {
 		o.Default = false
 	}
-	g.add(&opt{Option: o, names: []string{o.Name}})
+	for _, a := range o.Aliases {
+		if !strings.HasPrefix(a, "--") || len(a) < 3 {
+			panic("argparse: option name must be --long: " + a)
+		}
+	}
+	g.add(&opt{Option: o, names: append([]string{o.Name}, o.Aliases...)})
 }
 
 func (g *Group) add(o *opt) {
