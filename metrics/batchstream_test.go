@@ -60,7 +60,7 @@ func TestBatchRecorderWindow(t *testing.T) {
 		{
 			name: "a stop before the last start: no window", n: 2,
 			chunks: []chunk{{0, 1, "stop", 10 * ms}, {1, 1, "", 20 * ms}, {1, 4, "length", 30 * ms}},
-			all: 20 * ms, total: 5, stopped: 1, before: 2,
+			all:    20 * ms, total: 5, stopped: 1, before: 2,
 		},
 		{
 			name: "zero-token chunks are no first token", n: 2,
