@@ -282,6 +282,10 @@ func (r *runner) warmup(ctx context.Context) error {
 			if errors.Is(err, errInterrupted) {
 				return &bench.ExitError{Code: bench.ExitInterrupted, Msg: "interrupted during the warmup; no case was measured"}
 			}
+			var ee *bench.ExitError
+			if errors.As(err, &ee) {
+				return &bench.ExitError{Code: ee.Code, Msg: "warmup " + ee.Msg}
+			}
 			return fmt.Errorf("warmup: %w", err)
 		}
 	}
