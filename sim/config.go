@@ -67,6 +67,11 @@ type Config struct {
 	// Faults are injected at their rates, drawn per request from Seed
 	// (docs/sim.md, "Faults"); the X-Sim-Fault header overrides them.
 	Faults []FaultRate
+
+	// PDRouter makes /server_info answer as an SGLang PD router does
+	// (router_manager, prefill and decode workers, no internal_states), for
+	// clients' router guards.
+	PDRouter bool
 }
 
 // Preset names.

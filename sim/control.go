@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"benchserve/internal/py/pyfmt"
+	"benchserve/internal/py/pyjson"
 )
 
 // models is GET /v1/models, in vLLM's shape.
@@ -44,10 +45,14 @@ func (s *Server) serverInfo(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	state := map[string]any{
-		"#running-req":     st.running.Load(),
-		"#queue-req":       st.waiting.Load(),
-		"kv_used_tokens":   st.usedKV.Load(),
-		"kv_cached_tokens": st.cacheTokens.Load(),
+		"#running-req":                          st.running.Load(),
+		"#queue-req":                            st.waiting.Load(),
+		"kv_used_tokens":                        st.usedKV.Load(),
+		"kv_cached_tokens":                      st.cacheTokens.Load(),
+		"dp_size":                               1,
+		"effective_max_running_requests_per_dp": c.MaxRunningRequests,
+		"memory_usage":                          map[string]any{"token_capacity": c.KVTokens},
+		"last_gen_throughput":                   pyFloat(s.eng.dlog.throughput()),
 	}
 	var algo *string
 	if s.eng.spec.on() {
@@ -57,13 +62,14 @@ func (s *Server) serverInfo(w http.ResponseWriter, r *http.Request) {
 		if n := st.specSteps.Load(); n > 0 {
 			avg = float64(st.specTokens.Load()) / float64(n)
 		}
-		state["avg_spec_accept_length"] = avg
+		state["avg_spec_accept_length"] = pyFloat(avg)
 	}
 	var rate *float64
 	if !math.IsInf(c.PrefillTokensPerSec, 1) {
 		rate = &c.PrefillTokensPerSec
 	}
 	info := struct {
+		DisaggregationMode   string           `json:"disaggregation_mode,omitempty"`
 		ModelPath            string           `json:"model_path"`
 		TokenizerPath        string           `json:"tokenizer_path"`
 		ServedModelName      string           `json:"served_model_name"`
@@ -79,7 +85,7 @@ func (s *Server) serverInfo(w http.ResponseWriter, r *http.Request) {
 		InternalStates       []map[string]any `json:"internal_states"`
 		Version              string           `json:"version"`
 	}{
-		c.Model, c.Tokenizer, c.Model, c.Host, port, c.MaxRunningRequests, c.KVTokens, c.MaxPrefillTokens,
+		"", c.Model, c.Tokenizer, c.Model, c.Host, port, c.MaxRunningRequests, c.KVTokens, c.MaxPrefillTokens,
 		c.PageSize, c.ContextLength, algo,
 		struct {
 			Preset                  string   `json:"preset"`
@@ -98,13 +104,25 @@ func (s *Server) serverInfo(w http.ResponseWriter, r *http.Request) {
 		[]map[string]any{state},
 		Version,
 	}
-	b, err := json.Marshal(info)
+	var v any = info
+	if c.PDRouter {
+		// What SGLang's router answers in PD mode: its own fields and each
+		// worker's server info; the workers here are the one engine.
+		prefill, decode := info, info
+		prefill.DisaggregationMode, decode.DisaggregationMode = "prefill", "decode"
+		v = map[string]any{"router_manager": true, "routers_count": 1, "workers_count": 2,
+			"prefill": []any{prefill}, "decode": []any{decode}}
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		writeOAIError(w, http.StatusInternalServerError, "InternalServerError", err.Error(), "")
 		return
 	}
 	writeJSON(w, http.StatusOK, b)
 }
+
+// pyFloat is f as Python's json writes a float (0.0, not 0).
+func pyFloat(f float64) json.RawMessage { return pyjson.Float(f) }
 
 // flushCache is SGLang's /flush_cache: it empties the prefix cache only
 // when no request is queued or running, waiting up to ?timeout= seconds

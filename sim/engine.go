@@ -29,6 +29,11 @@ type engine struct {
 	rng      *rand.Rand
 	vocab    *vocab // output token ids, to cache finished sequences; nil: prompts only
 	stats    engineStats
+	dlog     *decodeLog
+	// pub counts the phases in which the engine hands requests their
+	// progress (odd while one runs): a batch's writer takes its prompts'
+	// progress between two, so that the tokens of one step go out together.
+	pub atomic.Uint64
 
 	// now and wait are the clock; tests swap wait for a plain timer, which
 	// the fake clock of testing/synctest can advance.
@@ -56,7 +61,7 @@ type engine struct {
 }
 
 func newEngine(cfg Config, v *vocab, wait func(context.Context, time.Time) bool) *engine {
-	return &engine{
+	e := &engine{
 		cfg:      cfg,
 		spec:     newSpecDist(cfg.SpeculativeAcceptLength),
 		lockstep: cfg.lockstep(),
@@ -68,21 +73,32 @@ func newEngine(cfg Config, v *vocab, wait func(context.Context, time.Time) bool)
 		stopped:  make(chan struct{}),
 		cache:    newPrefixCache(cfg.PageSize),
 	}
+	e.dlog = newDecodeLog(&e.stats.genTokens, time.Now())
+	return e
 }
 
 // submit queues r. After the engine has stopped, r ends at once as aborted.
-func (e *engine) submit(r *request) {
+func (e *engine) submit(r *request) { e.submitAll([]*request{r}) }
+
+// submitAll queues rs together, so that the engine sees them in one intake
+// (a batch request's prompts are scheduled as one arrival).
+func (e *engine) submitAll(rs []*request) {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
-		r.mu.Lock()
-		r.out.done, r.out.reason = true, finAbort
-		r.mu.Unlock()
-		r.signal()
+		for _, r := range rs {
+			r.mu.Lock()
+			r.out.done, r.out.reason = true, finAbort
+			r.mu.Unlock()
+			r.signal()
+		}
 		return
 	}
-	r.submitted = e.now()
-	e.incoming = append(e.incoming, r)
+	now := e.now()
+	for _, r := range rs {
+		r.submitted = now
+		e.incoming = append(e.incoming, r)
+	}
 	e.mu.Unlock()
 	e.kick()
 }
@@ -132,6 +148,9 @@ func (e *engine) selfStep(r *request) bool {
 	r.generated += n
 	r.verify++
 	e.stats.genTokens.Add(uint64(n))
+	if e.dlog.step() {
+		e.dlog.log(time.Now())
+	}
 	if r.generated < r.limit {
 		r.mu.Lock()
 		ended := r.out.done
@@ -169,7 +188,9 @@ func (e *engine) run(ctx context.Context) {
 	defer e.shutdown()
 	var clock time.Time // the end of the last step; zero after idling
 	for {
+		e.pub.Add(1)
 		e.intake()
+		e.pub.Add(1)
 		kind, batch, tokens := e.plan()
 		if kind == stepIdle {
 			e.publish(0)
@@ -204,11 +225,13 @@ func (e *engine) run(ctx context.Context) {
 			return
 		}
 		clock = end
+		e.pub.Add(1)
 		if kind == stepPrefill {
 			e.prefill(batch, start, end)
 		} else {
-			e.decode(batch)
+			e.decode(batch, end)
 		}
+		e.pub.Add(1)
 		e.publish(0)
 	}
 }
@@ -340,7 +363,8 @@ func (e *engine) prefill(batch []*request, start, end time.Time) {
 	e.cache.shrink(e.cfg.KVTokens - e.usedKV)
 }
 
-func (e *engine) decode(batch []*request) {
+// decode runs a decode step that ended at end.
+func (e *engine) decode(batch []*request, end time.Time) {
 	for _, r := range batch {
 		n := 1
 		if e.spec.on() {
@@ -350,6 +374,9 @@ func (e *engine) decode(batch []*request) {
 		}
 		r.verify++
 		e.emit(r, min(n, r.limit-r.generated))
+	}
+	if e.dlog.step() {
+		e.dlog.log(end)
 	}
 	e.running = compact(e.running)
 	e.cache.shrink(e.cfg.KVTokens - e.usedKV)

@@ -185,9 +185,17 @@ func (s *Server) drawFault(n uint64) Fault {
 }
 
 // applies reports whether f can be done to j's reply: there is no [DONE]
-// to leave out of a TensorRT stream or of a whole reply, and an embedding
-// cannot be empty.
+// to leave out of a TensorRT stream or of a whole reply, an embedding
+// cannot be empty, and a batch of prompts gets only the faults that act
+// before the engine.
 func (f Fault) applies(j *job) bool {
+	if j.prompts != nil {
+		switch f.Kind {
+		case Fault429, Fault500, Fault503, FaultReset, FaultSlowHeaders:
+			return true
+		}
+		return false
+	}
 	switch f.Kind {
 	case FaultNoDone:
 		_, trt := j.f.(trtFormat)

@@ -30,7 +30,7 @@ func headerFault(r *http.Request, j *job) (Fault, bool, *apiError) {
 		return Fault{}, false, badRequest("%s: %v", FaultHeader, err)
 	}
 	if !f.applies(j) {
-		return Fault{}, false, badRequest("%s: %s cannot be done to this request (no [DONE] to leave out, or an embedding)", FaultHeader, f.Kind)
+		return Fault{}, false, badRequest("%s: %s cannot be done to this request (no [DONE] to leave out, an embedding, or a batch of prompts, which takes only 429, 500, 503, reset and slow-headers)", FaultHeader, f.Kind)
 	}
 	return f, true, nil
 }

@@ -185,7 +185,8 @@ func TestNativeGenerateWhole(t *testing.T) {
 		t.Errorf("reply %s", got.body)
 	}
 	// Errors use SGLang's {"error":{"message"}}.
-	for _, body := range []string{`{"sampling_params":{}}`, `{"text":["a","b"]}`, `{"text":"x","sampling_params":{"max_new_tokens":-1}}`, `{"text":`} {
+	for _, body := range []string{`{"sampling_params":{}}`, `{"text":["a",""]}`, `{"text":"x","sampling_params":{"max_new_tokens":-1}}`, `{"text":`,
+		`{"text":"x","sampling_params":[{}]}`, `{"text":["a","b"],"sampling_params":[{}]}`} {
 		got := post(t, url+"/generate", body)
 		if got.status != 400 || shape(t, string(got.body)) != "{error:{message:s}}" {
 			t.Errorf("%s: %d %s", body, got.status, got.body)
@@ -600,7 +601,7 @@ func TestBadRequests(t *testing.T) {
 	_, url := newTestServer(t, func(c *Config) { c.KVTokens = 1000 })
 	for _, c := range []struct{ path, body, msg string }{
 		{"/v1/completions", `{"prompt":"x","n":2}`, "n = 2 is not supported by the simulator (only 1)"},
-		{"/v1/completions", `{"prompt":["a","b"]}`, "prompt: a batch of 2 prompts is not supported by the simulator; send one request per prompt"},
+		{"/v1/completions", `{"prompt":["a",""]}`, "the prompt is empty"},
 		{"/v1/completions", `{"prompt":[]}`, "prompt array must contain at least one prompt"},
 		{"/v1/completions", `{"prompt":""}`, "the prompt is empty"},
 		{"/v1/completions", `{"prompt":"x","max_tokens":0}`, "max_tokens must be at least 1, got 0."},

@@ -68,7 +68,11 @@ type job struct {
 	usage        bool // stream_options.include_usage
 	cacheDetails bool // return_cached_tokens_details
 	embed        bool
-	inputs       int // embeddings: how many inputs
+	inputs       int            // embeddings: how many inputs
+	prompts      [][]int        // a batch: one engine request each (batch.go)
+	params       []promptParams // a batch: one for all prompts, or one each
+	index        int            // a batch's prompt: its position in the list
+	interval     int            // a batch's prompt: SGLang's stream_interval
 
 	req     *request
 	rec     *truthRec
@@ -97,7 +101,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, f format) {
 		f.fail(w, e)
 		return
 	}
-	if e := s.checkLength(j); e != nil {
+	if j.prompts != nil {
+		s.generateBatch(w, r, j)
+		return
+	}
+	if e := s.checkLength(j.prompt, j.maxNew); e != nil {
 		f.fail(w, e)
 		return
 	}
@@ -106,14 +114,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, f format) {
 		f.fail(w, e)
 		return
 	}
-	n := s.seq.Add(1)
-	j.id = f.idPrefix() + strconv.FormatUint(n, 10)
-	// A client's own id is kept, as vLLM keeps X-Request-Id: its records
-	// and the truth then name each request alike.
-	if rid := r.Header.Get("X-Request-Id"); plainID(rid) {
-		j.id = rid
-	}
-	w.Header().Set("X-Request-Id", j.id)
+	n := s.newID(w, r, j)
 	j.req = newRequest(j.prompt, j.maxNew, j.ignoreEOS, j.embed, s.cfg.PageSize, mix64(uint64(s.cfg.Seed)^n<<1))
 	j.rec = newTruthRec(j.id, r.URL.Path, j.stream, s.since(j.arrival))
 	j.fault = forced
@@ -145,6 +146,19 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, f format) {
 	}
 }
 
+// newID numbers j and names it: its format's prefix and the number, or a
+// client's own X-Request-Id, kept as vLLM keeps it so that the client's
+// records and the truth name each request alike.
+func (s *Server) newID(w http.ResponseWriter, r *http.Request, j *job) uint64 {
+	n := s.seq.Add(1)
+	j.id = j.f.idPrefix() + strconv.FormatUint(n, 10)
+	if rid := r.Header.Get("X-Request-Id"); plainID(rid) {
+		j.id = rid
+	}
+	w.Header().Set("X-Request-Id", j.id)
+	return n
+}
+
 // lastWrite marks that j's last write begins: a client that has read it
 // must find j in /sim/truth.
 func (j *job) lastWrite() {
@@ -154,18 +168,18 @@ func (j *job) lastWrite() {
 
 // checkLength rejects requests that can never run, with vLLM's message for
 // the context length.
-func (s *Server) checkLength(j *job) *apiError {
-	p, total := len(j.prompt), len(j.prompt)+j.maxNew
+func (s *Server) checkLength(prompt []int, maxNew int) *apiError {
+	p, total := len(prompt), len(prompt)+maxNew
 	switch {
 	case p == 0:
 		return badRequest("the prompt is empty")
 	case total > s.cfg.ContextLength:
 		return badRequest("This model's maximum context length is %d tokens. However, you requested %d tokens "+
 			"(%d in the messages, %d in the completion). Please reduce the length of the messages or completion",
-			s.cfg.ContextLength, total, p, j.maxNew)
+			s.cfg.ContextLength, total, p, maxNew)
 	case total > s.cfg.KVTokens:
 		return badRequest("the request needs %d KV-cache tokens (%d prompt + %d new) but the simulator's pool "+
-			"(--max-total-tokens) holds %d", total, p, j.maxNew, s.cfg.KVTokens)
+			"(--max-total-tokens) holds %d", total, p, maxNew, s.cfg.KVTokens)
 	}
 	return nil
 }

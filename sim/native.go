@@ -9,13 +9,18 @@ import (
 
 // nativeRequest holds the fields SGLang's POST /generate reads here.
 type nativeRequest struct {
-	Text           json.RawMessage `json:"text"`
-	InputIDs       json.RawMessage `json:"input_ids"`
-	SamplingParams *struct {
-		MaxNewTokens *int `json:"max_new_tokens"`
-		IgnoreEOS    bool `json:"ignore_eos"`
-	} `json:"sampling_params"`
-	Stream bool `json:"stream"`
+	Text     json.RawMessage `json:"text"`
+	InputIDs json.RawMessage `json:"input_ids"`
+	// SamplingParams is an object, or for a batch a list of one per prompt.
+	SamplingParams json.RawMessage `json:"sampling_params"`
+	Stream         bool            `json:"stream"`
+}
+
+// samplingParams are the sampling_params read here.
+type samplingParams struct {
+	MaxNewTokens   *int `json:"max_new_tokens"`
+	IgnoreEOS      bool `json:"ignore_eos"`
+	StreamInterval *int `json:"stream_interval"`
 }
 
 // nativeFormat is SGLang's /generate: every chunk carries the cumulative
@@ -40,23 +45,44 @@ func (nativeFormat) parse(s *Server, r *http.Request, body []byte, j *job) *apiE
 	var e *apiError
 	switch {
 	case !isNull(q.InputIDs):
-		j.prompt, e = s.prompt(q.InputIDs, "input_ids")
+		e = s.readPrompts(j, q.InputIDs, "input_ids")
 	case !isNull(q.Text):
-		j.prompt, e = s.prompt(q.Text, "text")
+		e = s.readPrompts(j, q.Text, "text")
 	default:
 		return badRequest("Either text or input_ids should be provided.")
 	}
 	if e != nil {
 		return e
 	}
-	var limit *int
-	if sp := q.SamplingParams; sp != nil {
-		limit, j.ignoreEOS = sp.MaxNewTokens, sp.IgnoreEOS
-	}
 	j.model = s.cfg.Model
 	j.stream = q.Stream
-	j.maxNew, e = maxTokens(limit, "sampling_params.max_new_tokens", 128, 0)
-	return e
+	sps := []samplingParams{{}}
+	switch raw := q.SamplingParams; {
+	case isNull(raw):
+	case raw[0] == '[' && j.prompts == nil:
+		return badRequest("sampling_params: a list is for a batch of prompts")
+	case raw[0] == '[':
+		if err := json.Unmarshal(raw, &sps); err != nil || len(sps) != len(j.prompts) {
+			return badRequest("sampling_params: a list must hold one object per prompt (%d)", len(j.prompts))
+		}
+	default:
+		if err := json.Unmarshal(raw, &sps[0]); err != nil {
+			return badRequest("sampling_params: %v", err)
+		}
+	}
+	for _, sp := range sps {
+		var pp promptParams
+		if pp.maxNew, e = maxTokens(sp.MaxNewTokens, "sampling_params.max_new_tokens", 128, 0); e != nil {
+			return e
+		}
+		pp.ignoreEOS = sp.IgnoreEOS
+		if sp.StreamInterval != nil {
+			pp.interval = *sp.StreamInterval
+		}
+		j.params = append(j.params, pp)
+	}
+	j.maxNew, j.ignoreEOS = j.params[0].maxNew, j.params[0].ignoreEOS
+	return nil
 }
 
 func (nativeFormat) chunk(j *job, b []byte, from, n int, p *progress) []byte {
@@ -137,3 +163,33 @@ func nativeObject(j *job, b []byte, from, n int, p *progress) []byte {
 // <|endoftext|>, the id right after the base vocabulary in the built-in
 // encodings.
 func (s *Server) eosID() int { return s.tok.VocabSize() + 1 }
+
+// promptID: SGLang gives every prompt of a batch its own meta_info.id.
+func (nativeFormat) promptID(id string, i int) string { return id + "-" + strconv.Itoa(i) }
+
+// batchChunk is SGLang's chunk for a prompt of a batch: its object with
+// "index" added last (tokenizer_manager's _handle_batch_request). Unlike a
+// single stream, a finish with no new tokens still sends the object, so
+// every prompt's finish_reason is seen.
+func (nativeFormat) batchChunk(j *job, b []byte, from, n int, p *progress) []byte {
+	b = append(b, "data: "...)
+	b = nativeObject(j, b, from, n, p)
+	b = append(b[:len(b)-1], `,"index":`...)
+	b = strconv.AppendInt(b, int64(j.index), 10)
+	return append(b, "}\n\n"...)
+}
+
+func (nativeFormat) batchEnd(_ *batch, b []byte) []byte { return append(b, "data: [DONE]\n\n"...) }
+
+// batchWhole is a JSON list of the prompts' objects, as SGLang answers a
+// batch that is not streamed (no "index" there).
+func (nativeFormat) batchWhole(bt *batch, b []byte) []byte {
+	b = append(b, '[')
+	for i, sj := range bt.subs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = nativeObject(sj, b, 0, bt.st[i].p.avail, &bt.st[i].p)
+	}
+	return append(b, ']')
+}

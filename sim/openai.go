@@ -65,7 +65,7 @@ func (f completionsFormat) parse(s *Server, r *http.Request, body []byte, j *job
 	if e != nil {
 		return e
 	}
-	if j.prompt, e = s.prompt(q.Prompt, "prompt"); e != nil {
+	if e = s.readPrompts(j, q.Prompt, "prompt"); e != nil {
 		return e
 	}
 	j.maxNew, e = maxTokens(q.MaxTokens, "max_tokens", 16, 1)
@@ -73,31 +73,91 @@ func (f completionsFormat) parse(s *Server, r *http.Request, body []byte, j *job
 }
 
 func (completionsFormat) chunk(j *job, b []byte, from, n int, p *progress) []byte {
-	if n > 0 {
-		b = oaiHead(b, j, "text_completion")
-		b = append(b, `null,"text":"`...)
-		b = j.s.vocab.appendText(b, j.req.seed, from, n)
-		b = append(b, "\"}]}\n\n"...)
-	}
+	b = completionText(j, b, from, n)
 	if p.done {
 		b = j.lastChunks(b, "text_completion", `"text":""`, p)
 	}
 	return b
 }
 
-// lastChunks appends the end of an OpenAI stream: the chunk with the
-// finish reason and an empty content field (empty), the usage chunk, and
+// completionText appends the content chunk of tokens [from, from+n), if
+// any.
+func completionText(j *job, b []byte, from, n int) []byte {
+	if n == 0 {
+		return b
+	}
+	b = oaiHead(b, j, "text_completion")
+	b = append(b, `null,"text":"`...)
+	b = j.s.vocab.appendText(b, j.req.seed, from, n)
+	return append(b, "\"}]}\n\n"...)
+}
+
+// promptID: vLLM's chunks of a batch all carry the request's id; the
+// choice's index tells the prompts apart.
+func (completionsFormat) promptID(id string, _ int) string { return id }
+
+// batchChunk is vLLM's stream of a batch: each chunk holds one choice of
+// one prompt, index its position; its finish chunk when it ends.
+func (completionsFormat) batchChunk(j *job, b []byte, from, n int, p *progress) []byte {
+	b = completionText(j, b, from, n)
+	if p.done {
+		b = j.finishChunk(b, "text_completion", `"text":""`, p)
+	}
+	return b
+}
+
+// batchEnd appends the usage chunk of the whole batch, if asked for, and
 // [DONE].
+func (completionsFormat) batchEnd(bt *batch, b []byte) []byte {
+	prompt, p := bt.totals()
+	b = bt.head.usageChunk(b, "text_completion", prompt, &p)
+	return append(b, "data: [DONE]\n\n"...)
+}
+
+// batchWhole is one object with a choice per prompt and the batch's usage.
+func (completionsFormat) batchWhole(bt *batch, b []byte) []byte {
+	head := bt.head
+	prompt, sum := bt.totals()
+	b = oaiIdentity(b, head, "text_completion")
+	b = append(b, `,"usage":`...)
+	b = usageObject(b, prompt, sum.avail, sum.cached)
+	b = append(b, `,"choices":[`...)
+	for i, sj := range bt.subs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		p := &bt.st[i].p
+		b = append(b, `{"index":`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, `,"finish_reason":`...)
+		b = appendJSONString(b, p.reason.String())
+		b = append(b, `,"text":"`...)
+		b = sj.s.vocab.appendText(b, sj.req.seed, 0, p.avail)
+		b = append(b, `"}`...)
+	}
+	b = append(b, ']')
+	b = head.sglext(b, &sum)
+	return append(b, '}')
+}
+
+// lastChunks appends the end of an OpenAI stream: the finish chunk, the
+// usage chunk, and [DONE].
 func (j *job) lastChunks(b []byte, object, empty string, p *progress) []byte {
+	b = j.finishChunk(b, object, empty, p)
+	b = j.usageChunk(b, object, len(j.prompt), p)
+	return append(b, "data: [DONE]\n\n"...)
+}
+
+// finishChunk appends the chunk with the finish reason and an empty
+// content field (empty).
+func (j *job) finishChunk(b []byte, object, empty string, p *progress) []byte {
 	b = oaiHead(b, j, object)
 	b = appendJSONString(b, p.reason.String())
 	b = append(b, ',')
 	b = append(b, empty...)
 	b = append(b, '}', ']')
 	b = j.sglext(b, p)
-	b = append(b, "}\n\n"...)
-	b = j.usageChunk(b, object, p)
-	return append(b, "data: [DONE]\n\n"...)
+	return append(b, "}\n\n"...)
 }
 
 func (completionsFormat) whole(j *job, b []byte, p *progress) []byte {
@@ -193,10 +253,13 @@ func (j *job) chatText(b []byte, from, n int) []byte {
 }
 
 // oaiHead starts a stream chunk, up to the value of finish_reason:
-// data: {"id","model","object","created","usage":null,"choices":[{"index":0,"finish_reason":
+// data: {"id","model","object","created","usage":null,"choices":[{"index":i,"finish_reason":
+// (i is the prompt's position in a batch, else 0).
 func oaiHead(b []byte, j *job, object string) []byte {
 	b = oaiIdentity(append(b, "data: "...), j, object)
-	return append(b, `,"usage":null,"choices":[{"index":0,"finish_reason":`...)
+	b = append(b, `,"usage":null,"choices":[{"index":`...)
+	b = strconv.AppendInt(b, int64(j.index), 10)
+	return append(b, `,"finish_reason":`...)
 }
 
 // oaiIdentity appends the members every OpenAI object starts with:
@@ -218,32 +281,33 @@ func oaiIdentity(b []byte, j *job, object string) []byte {
 func oaiObject(b []byte, j *job, object string, p *progress) []byte {
 	b = oaiIdentity(b, j, object)
 	b = append(b, `,"usage":`...)
-	b = j.usageObject(b, p)
+	b = usageObject(b, len(j.prompt), p.avail, p.cached)
 	b = append(b, `,"choices":[{"index":0,"finish_reason":`...)
 	b = appendJSONString(b, p.reason.String())
 	return append(b, ',')
 }
 
-// usageChunk appends the stream_options.include_usage chunk, if asked for.
-func (j *job) usageChunk(b []byte, object string, p *progress) []byte {
+// usageChunk appends the stream_options.include_usage chunk, if asked for:
+// prompt tokens, and p's completion and cached tokens.
+func (j *job) usageChunk(b []byte, object string, prompt int, p *progress) []byte {
 	if !j.usage {
 		return b
 	}
 	b = oaiIdentity(append(b, "data: "...), j, object)
 	b = append(b, `,"usage":`...)
-	b = j.usageObject(b, p)
+	b = usageObject(b, prompt, p.avail, p.cached)
 	return append(b, `,"choices":[]}`+"\n\n"...)
 }
 
-func (j *job) usageObject(b []byte, p *progress) []byte {
+func usageObject(b []byte, prompt, completion, cached int) []byte {
 	b = append(b, `{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, int64(len(j.prompt)), 10)
+	b = strconv.AppendInt(b, int64(prompt), 10)
 	b = append(b, `,"completion_tokens":`...)
-	b = strconv.AppendInt(b, int64(p.avail), 10)
+	b = strconv.AppendInt(b, int64(completion), 10)
 	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(len(j.prompt)+p.avail), 10)
+	b = strconv.AppendInt(b, int64(prompt+completion), 10)
 	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
-	b = strconv.AppendInt(b, int64(p.cached), 10)
+	b = strconv.AppendInt(b, int64(cached), 10)
 	return append(b, "}}"...)
 }
 

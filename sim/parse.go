@@ -68,16 +68,33 @@ func (s *Server) prompts(raw json.RawMessage, field string) ([][]int, *apiError)
 	return nil, badRequest("%s must be a string, a list of token ids, or a list of those", field)
 }
 
-// prompt is prompts for endpoints that take one prompt per request.
-func (s *Server) prompt(raw json.RawMessage, field string) ([]int, *apiError) {
-	ps, e := s.prompts(raw, field)
-	if e != nil {
-		return nil, e
+// batchPrompts reads a prompt field that may be a batch: a list whose items
+// are strings or lists of token ids is a batch (even of one item); a
+// string or a list of ids is one prompt, and batched is false.
+func (s *Server) batchPrompts(raw json.RawMessage, field string) (ps [][]int, batched bool, e *apiError) {
+	if ps, e = s.prompts(raw, field); e != nil {
+		return nil, false, e
 	}
-	if len(ps) > 1 {
-		return nil, badRequest("%s: a batch of %d prompts is not supported by the simulator; send one request per prompt", field, len(ps))
+	raw = bytes.TrimSpace(raw)
+	if raw[0] != '[' {
+		return ps, false, nil
 	}
-	return ps[0], nil
+	c := bytes.TrimSpace(raw[1:]) // prompts has checked that the list is not empty
+	return ps, c[0] == '"' || c[0] == '[', nil
+}
+
+// readPrompts sets j's prompt, or its prompts when the field is a batch.
+func (s *Server) readPrompts(j *job, raw json.RawMessage, field string) *apiError {
+	ps, batched, e := s.batchPrompts(raw, field)
+	switch {
+	case e != nil:
+		return e
+	case batched:
+		j.prompts = ps
+	default:
+		j.prompt = ps[0]
+	}
+	return nil
 }
 
 // chatMessage is one OpenAI chat message; content is a string or a list of

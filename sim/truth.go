@@ -15,6 +15,8 @@ type truthRec struct {
 	id       string
 	endpoint string
 	stream   bool
+	batch    string // a batch's prompt: the batch request's id ("": not batched)
+	index    int    // and its position in the batch
 
 	arrival, enqueued          int64
 	prefillStart, prefillEnd   int64
@@ -137,6 +139,12 @@ func (r *truthRec) appendJSON(b []byte) []byte {
 	b = appendJSONString(b, r.endpoint)
 	b = append(b, `,"stream":`...)
 	b = strconv.AppendBool(b, r.stream)
+	if r.batch != "" {
+		b = append(b, `,"batch":`...)
+		b = appendJSONString(b, r.batch)
+		b = append(b, `,"index":`...)
+		b = strconv.AppendInt(b, int64(r.index), 10)
+	}
 	for _, f := range [...]struct {
 		name string
 		v    int64
