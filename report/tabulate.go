@@ -193,18 +193,18 @@ func tabFormat(v any, typ int) string {
 	switch v := v.(type) {
 	case int:
 		if typ == tabFloat {
-			return tabG(float64(v))
+			return pyfmt.G(float64(v))
 		}
 		return strconv.Itoa(v)
 	case float64:
 		if typ == tabFloat {
-			return tabG(v)
+			return pyfmt.G(v)
 		}
 		return pyfmt.Float(v) // str(float) in a str column
 	case string:
 		if typ == tabFloat {
 			if f, err := pyfmt.ParseFloat(v); err == nil {
-				return tabG(f)
+				return pyfmt.G(f)
 			}
 		}
 		return v
@@ -212,18 +212,7 @@ func tabFormat(v any, typ int) string {
 	return "" // nil: tabulate's missingval
 }
 
-// tabG is Python's format(f, "g"): Go's %.6g but for inf and nan.
-func tabG(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	return strconv.FormatFloat(f, 'g', 6, 64)
-}
+
 
 // tabIsInt is tabulate's _isint for a string: Python's int(s) accepts it
 // (of any size).

@@ -89,15 +89,7 @@ func (s *Server) generateBatch(w http.ResponseWriter, r *http.Request, j *job) {
 	}
 	n := s.newID(w, r, j)
 	bt := newBatch(s, r, j, n)
-	j.fault = forced
-	if !hasForced {
-		if d := s.drawFault(n); d.applies(j) {
-			j.fault = d
-		}
-	}
-	if j.fault.Kind != FaultNone {
-		s.met.faults[j.fault.Kind].Add(1)
-	}
+	s.pickFault(j, forced, hasForced, n)
 	j.rec = newTruthRec(j.id, r.URL.Path, j.stream, s.since(j.arrival))
 	if j.early(w, r.Context()) {
 		for _, sj := range bt.subs {

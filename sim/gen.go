@@ -117,16 +117,8 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, f format) {
 	n := s.newID(w, r, j)
 	j.req = newRequest(j.prompt, j.maxNew, j.ignoreEOS, j.embed, s.cfg.PageSize, mix64(uint64(s.cfg.Seed)^n<<1))
 	j.rec = newTruthRec(j.id, r.URL.Path, j.stream, s.since(j.arrival))
-	j.fault = forced
-	if !hasForced {
-		if d := s.drawFault(n); d.applies(j) {
-			j.fault = d
-		}
-	}
-	if j.fault.Kind != FaultNone {
-		s.met.faults[j.fault.Kind].Add(1)
-		j.rec.fault = j.fault
-	}
+	s.pickFault(j, forced, hasForced, n)
+	j.rec.fault = j.fault
 	if !j.early(w, r.Context()) {
 		j.rec.enqueued = s.since(time.Now())
 		// A client that goes away aborts the request; the engine then ends
@@ -157,6 +149,20 @@ func (s *Server) newID(w http.ResponseWriter, r *http.Request, j *job) uint64 {
 	}
 	w.Header().Set("X-Request-Id", j.id)
 	return n
+}
+
+// pickFault gives j the fault a header forced, else the one drawn for
+// request n when it applies, and counts it.
+func (s *Server) pickFault(j *job, forced Fault, hasForced bool, n uint64) {
+	j.fault = forced
+	if !hasForced {
+		if d := s.drawFault(n); d.applies(j) {
+			j.fault = d
+		}
+	}
+	if j.fault.Kind != FaultNone {
+		s.met.faults[j.fault.Kind].Add(1)
+	}
 }
 
 // lastWrite marks that j's last write begins: a client that has read it

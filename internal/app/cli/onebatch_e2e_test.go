@@ -163,12 +163,7 @@ func (rc *recorder) wrap(h http.Handler) http.Handler {
 // in the reference's order (§3.11) and the exact body, with the three
 // sentinel keys, in the warmup and the measured batch.
 func TestOneBatchFakePrefillBody(t *testing.T) {
-	cfg, _ := sim.Preset(sim.PresetInstant)
-	s, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := handlerSim(t)
 	rec := &recorder{}
 	srv := httptest.NewServer(rec.wrap(s.Handler()))
 	defer srv.Close()
@@ -264,12 +259,7 @@ func TestOneBatchUsage(t *testing.T) {
 // A server that stops mid-way: the case that fails is named in one line,
 // exit 1, and the rows of the cases before it stay in the file.
 func TestOneBatchKeepsRowsOnFailure(t *testing.T) {
-	cfg, _ := sim.Preset(sim.PresetInstant)
-	s, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := handlerSim(t)
 	var mu sync.Mutex
 	generates := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -297,4 +287,17 @@ func TestOneBatchKeepsRowsOnFailure(t *testing.T) {
 	if rows := readRows(t, out); len(rows) != 1 || rows[0].BatchSize != 2 {
 		t.Errorf("rows %+v", rows)
 	}
+}
+
+// handlerSim is an instant simulator whose handler a test puts behind its
+// own server.
+func handlerSim(t *testing.T) *sim.Server {
+	t.Helper()
+	cfg, _ := sim.Preset(sim.PresetInstant)
+	s, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

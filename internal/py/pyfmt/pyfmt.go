@@ -88,15 +88,32 @@ func AppendFloat(dst []byte, f float64) []byte {
 // Fixed returns format(f, ".<prec>f") as CPython prints it ("inf", "nan",
 // "-inf" for the special values; Go would print "+Inf").
 func Fixed(f float64, prec int) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
+	if s, ok := special(f); ok {
+		return s
 	}
 	return strconv.FormatFloat(f, 'f', prec, 64)
+}
+
+// G returns format(f, "g"): six significant digits, trailing zeros
+// dropped, exponent form for large and small numbers.
+func G(f float64) string {
+	if s, ok := special(f); ok {
+		return s
+	}
+	return strconv.FormatFloat(f, 'g', 6, 64)
+}
+
+// special is CPython's text for inf, -inf and nan.
+func special(f float64) (string, bool) {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf", true
+	case math.IsInf(f, -1):
+		return "-inf", true
+	case math.IsNaN(f):
+		return "nan", true
+	}
+	return "", false
 }
 
 // Left pads s on the right with spaces to width w, as "{:<w}" does; a longer
