@@ -212,8 +212,6 @@ func tabFormat(v any, typ int) string {
 	return "" // nil: tabulate's missingval
 }
 
-
-
 // tabIsInt is tabulate's _isint for a string: Python's int(s) accepts it
 // (of any size).
 func tabIsInt(s string) bool {
