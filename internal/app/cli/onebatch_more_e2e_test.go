@@ -1,10 +1,17 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"benchserve/sim"
 )
@@ -128,5 +135,63 @@ func TestOneBatchGuards(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "WARNING: base_url points at a PD router;") ||
 		!strings.Contains(stdout, "skip_max_running_requests_threshold=inf\nskip_token_capacity_threshold=inf") {
 		t.Errorf("router: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// Without --base-url, a server already answering at --host:--port is
+// measured, with the reference's warning.
+func TestOneBatchReusesRunningServer(t *testing.T) {
+	base := instantSim(t, nil)
+	port := base[strings.LastIndex(base, ":")+1:]
+	code, stdout, stderr := run(t, nil, "one-batch", "--port", port, "--dataset-name", "random-ids", "--skip-warmup",
+		"--batch-size", "2", "--input-len", "8", "--output-len", "2", "--result-filename", "", "--trust-remote-code", "--dp", "2")
+	if code != 0 || !strings.Contains(stdout, "WARNING: reusing the server already running at http://127.0.0.1:"+port+
+		" (--model and server-launch args ignored). Pass --base-url to silence.\n") || !strings.Contains(stdout, "batch size: 2") {
+		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "warning: --trust-remote-code, --dp-size ignored") {
+		t.Errorf("no warning about the launch flags: %q", stderr)
+	}
+}
+
+// Ctrl-C stops a run whose batch hangs: exit 130, the finished cases'
+// rows kept and reported.
+func TestOneBatchInterrupt(t *testing.T) {
+	s := handlerSim(t)
+	var mu sync.Mutex
+	generates := 0
+	hang := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/generate" {
+			mu.Lock()
+			generates++
+			n := generates
+			mu.Unlock()
+			if n == 2 {
+				// With the body read, the server sees the client go.
+				io.Copy(io.Discard, r.Body)
+				close(hang)
+				select {
+				case <-r.Context().Done():
+				case <-time.After(10 * time.Second):
+				}
+				return
+			}
+		}
+		s.Handler().ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	sigs := make(chan os.Signal, 1)
+	go func() { <-hang; sigs <- os.Interrupt }()
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), []string{"one-batch", "--base-url", srv.URL, "--batch-size", "2", "3", "--input-len", "8",
+		"--output-len", "2", "--dataset-name", "random-ids", "--skip-warmup", "--show-report", "--result-filename", out},
+		IO{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }, Signals: sigs})
+	if code != 130 || !strings.Contains(stdout.String(), "Results are saved to "+out) || !strings.Contains(stdout.String(), "|            2 |") {
+		t.Errorf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	if rows := readRows(t, out); len(rows) != 1 {
+		t.Errorf("rows %+v", rows)
 	}
 }
