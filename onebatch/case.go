@@ -262,14 +262,10 @@ func (r *runner) startProfile(ctx context.Context, prefix string) (string, error
 	err = r.srv.StartBatchProfile(ctx, serverctl.BatchProfile{Dir: dir, Steps: c.ProfileSteps, StartStep: c.ProfileStartStep,
 		Activities: c.ProfileActivities, ByStage: c.ProfileByStage, Prefix: prefix})
 	if err != nil {
-		return "", errProfile{err}
+		return "", err
 	}
 	return dir, nil
 }
-
-// errProfile is a failure of the profile pass, which the run prints and
-// goes on from.
-type errProfile struct{ error }
 
 func (r *runner) now() time.Time {
 	if r.env.Now != nil {

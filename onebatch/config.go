@@ -14,11 +14,10 @@ import (
 // Config is the parsed command line.
 type Config struct {
 	// Target: BaseURL, else http://Host:Port of a server already running.
-	BaseURL              string
-	Host                 string
-	Port                 int
-	HostGiven, PortGiven bool
-	Backend              string // sglang or vllm
+	BaseURL string
+	Host    string
+	Port    int
+	Backend string // sglang or vllm
 
 	ModelPath          *string // --model-path, only for the pydantic file
 	TokenizerPath      string  // --tokenizer-path

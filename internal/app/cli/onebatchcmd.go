@@ -143,7 +143,7 @@ func parseOneBatch(args []string, cols int) (cfg *onebatch.Config, ignored []str
 		return out
 	}
 	c := &onebatch.Config{
-		BaseURL: s("base_url"), Host: s("host"), Port: i("port"), HostGiven: ns.Given("host"), PortGiven: ns.Given("port"),
+		BaseURL: s("base_url"), Host: s("host"), Port: i("port"),
 		Backend: s("backend"), ModelPath: sp("model_path"), TokenizerPath: s("tokenizer_path"),
 		LocalTokenizerPath: s("local_tokenizer_path"), TPSize: i("tp_size"), HourlyCostPerGPU: f("hourly_cost_per_gpu"),
 		RunName: s("run_name"), BatchSizes: ints("batch_size"), InputLens: ints("input_len"), OutputLens: ints("output_len"),
