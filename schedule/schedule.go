@@ -36,48 +36,127 @@ type Arrival struct {
 	// Burstiness is the shape of gamma-distributed gaps with mean 1/Rate,
 	// as vLLM's --burstiness; 1 is the reference's Poisson process.
 	Burstiness float64
+	// Ramp, when set, replaces Rate: the rate rises from Ramp.Start to
+	// Ramp.End (see Ramp).
+	Ramp *Ramp
 }
 
 // Plan returns n slots. Slot i leaves at the sum of the first i gaps,
 // computed up front as offsets from the run's start so that lateness in
 // sending one request never shifts the next. Poisson gaps are the
 // reference's np.random.exponential(1/rate) draws, gamma gaps vLLM's
-// np.random.gamma(burstiness, 1/(rate*burstiness)). Draws happen in the
-// reference tool's order (per request: the LoRA pick, then the gap after
-// it), so the same seed gives the same arrival times and adapters.
+// np.random.gamma(burstiness, 1/(rate*burstiness)); constant arrivals
+// leave at i/rate. Draws happen in the reference tool's order (per
+// request: the LoRA pick, then the gap after it), so the same seed gives
+// the same arrival times and adapters.
+//
+// With a.Ramp set, Rate is ignored and the n slots are planned on the ramp
+// (over RampSpan(n, ramp) when its Over is 0); see ramp.go.
 func Plan(n int, a Arrival, lora LoRA, py *pyrand.Python, np *pyrand.NumPy) ([]Slot, error) {
-	rate := a.Rate
-	if math.IsNaN(rate) || rate <= 0 {
-		return nil, fmt.Errorf("--request-rate: must be > 0 (or inf), got %v", rate)
+	if err := checkArrival(a); err != nil {
+		return nil, err
+	}
+	var over time.Duration
+	if a.Ramp != nil {
+		if over = a.Ramp.Over; over == 0 {
+			over = RampSpan(n, *a.Ramp)
+		}
+	}
+	g, err := newGen(a, over, lora, py, np)
+	if err != nil {
+		return nil, err
+	}
+	slots := make([]Slot, n)
+	for i := range slots {
+		slots[i] = g.take(g.at())
+	}
+	return slots, nil
+}
+
+// checkArrival is Plan's validation, in its order; a ramp is checked where
+// the rate would be.
+func checkArrival(a Arrival) error {
+	if a.Ramp != nil {
+		if err := CheckRamp(*a.Ramp); err != nil {
+			return err
+		}
+		if a.Ramp.Over < 0 {
+			return fmt.Errorf("ramp length: must be >= 0, got %v", a.Ramp.Over)
+		}
+	} else if rate := a.Rate; math.IsNaN(rate) || rate <= 0 {
+		return fmt.Errorf("--request-rate: must be > 0 (or inf), got %v", rate)
 	}
 	if b := a.Burstiness; math.IsNaN(b) || math.IsInf(b, 0) || b <= 0 {
-		return nil, fmt.Errorf("--burstiness: must be a finite number > 0, got %v", b)
+		return fmt.Errorf("--burstiness: must be a finite number > 0, got %v", b)
 	}
 	if a.Constant && a.Burstiness != 1 {
-		return nil, fmt.Errorf("--burstiness applies to --arrival poisson, not constant")
+		return fmt.Errorf("--burstiness applies to --arrival poisson, not constant")
 	}
+	return nil
+}
+
+// gen walks a plan one request at a time: at is the next send time, take
+// draws its LoRA pick and then the gap after it. Gaps are drawn in a space
+// s (seconds, or expected counts on a ramp) that toSec maps to seconds.
+type gen struct {
+	pick  func() string
+	gap   func() float64
+	toSec func(s float64) float64
+	s     float64
+}
+
+// newGen builds the walk for a checked Arrival; over is the ramp's length
+// when a.Ramp is set.
+func newGen(a Arrival, over time.Duration, lora LoRA, py *pyrand.Python, np *pyrand.NumPy) (*gen, error) {
 	pick, err := newPicker(lora, py, np)
 	if err != nil {
 		return nil, err
 	}
-	gap := func() float64 { return np.Exponential(1.0 / rate) }
+	g := &gen{pick: pick, toSec: func(s float64) float64 { return s }}
+	if r := a.Ramp; r != nil {
+		// Time rescaling: unit-mean gaps in expected-count space, mapped
+		// through the inverse of the ramp's cumulative rate.
+		ramp, T := *r, over.Seconds()
+		g.toSec = func(s float64) float64 { return ramp.timeAt(s, T) }
+		switch {
+		case a.Constant:
+			g.gap = func() float64 { return 1 }
+		case a.Burstiness != 1:
+			shape, scale := a.Burstiness, 1/a.Burstiness
+			g.gap = func() float64 { return np.Gamma(shape, scale) }
+		default:
+			g.gap = func() float64 { return np.Exponential(1.0) }
+		}
+		return g, nil
+	}
+	rate := a.Rate
 	switch {
 	case math.IsInf(rate, 1):
-		gap = func() float64 { return 0 }
+		g.gap = func() float64 { return 0 }
 	case a.Constant:
-		gap = func() float64 { return 1 / rate }
+		// Count requests and divide, so that no rounding accumulates.
+		g.gap = func() float64 { return 1 }
+		g.toSec = func(s float64) float64 { return s / rate }
 	case a.Burstiness != 1:
 		shape, scale := a.Burstiness, 1/(rate*a.Burstiness)
-		gap = func() float64 { return np.Gamma(shape, scale) }
+		g.gap = func() float64 { return np.Gamma(shape, scale) }
+	default:
+		g.gap = func() float64 { return np.Exponential(1.0 / rate) }
 	}
-	slots := make([]Slot, n)
-	var at float64 // seconds
-	for i := range slots {
-		slots[i].At = time.Duration(at * float64(time.Second))
-		slots[i].LoRA = pick()
-		at += gap()
-	}
-	return slots, nil
+	return g, nil
+}
+
+// at is the next request's send time.
+func (g *gen) at() time.Duration {
+	return time.Duration(g.toSec(g.s) * float64(time.Second))
+}
+
+// take plans the next request at the given time (g.at()): its LoRA pick,
+// then the gap after it.
+func (g *gen) take(at time.Duration) Slot {
+	s := Slot{At: at, LoRA: g.pick()}
+	g.s += g.gap()
+	return s
 }
 
 func newPicker(l LoRA, py *pyrand.Python, np *pyrand.NumPy) (func() string, error) {
