@@ -28,7 +28,7 @@ func (st *state) consume(i int, m match) (int, error) {
 	for {
 		if explicit != nil {
 			n := 1
-			if o.Action != Store {
+			if !o.takesValues() {
 				n = 0
 			}
 			if n == 0 && name[1] != '-' && *explicit != "" {
@@ -73,7 +73,7 @@ func (st *state) consume(i int, m match) (int, error) {
 // countValues mirrors _match_argument for an option: its values are the
 // plain strings that follow it, up to the next option or "--".
 func countValues(o *opt, pattern []byte) (int, error) {
-	if o.Action != Store {
+	if !o.takesValues() {
 		return 0, nil
 	}
 	n := 0
@@ -104,6 +104,19 @@ func (st *state) take(o *opt, values []string) error {
 	switch {
 	case o.Action == StoreTrue:
 		v = true
+	case o.Action == Append:
+		x, err := convert(o, values[0])
+		if err != nil {
+			return err
+		}
+		if err := checkChoice(o, x); err != nil {
+			return err
+		}
+		var list []any
+		if st.ns.given[o.Dest] {
+			list, _ = st.ns.values[o.Dest].([]any)
+		}
+		v = append(list, x)
 	case o.Nargs == One:
 		x, err := convert(o, values[0])
 		if err != nil {

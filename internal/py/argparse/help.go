@@ -89,7 +89,7 @@ func (p *Parser) contiguous(i int, set []*opt) bool {
 }
 
 func (o *opt) usage() string {
-	if o.Action != Store {
+	if !o.takesValues() {
 		return o.names[0]
 	}
 	return o.names[0] + " " + o.argsText()
@@ -119,7 +119,7 @@ func (o *opt) argsText() string {
 // invocation is the option as listed in the help: "-h, --help",
 // "--header HEADER [HEADER ...]".
 func (o *opt) invocation() string {
-	if o.Action != Store {
+	if !o.takesValues() {
 		return strings.Join(o.names, ", ")
 	}
 	args := o.argsText()

@@ -26,6 +26,9 @@ const (
 	Store Action = iota
 	// StoreTrue takes no value and stores true; the default is false.
 	StoreTrue
+	// Append takes one value each time the option is given and stores
+	// them all as a list (action="append"); the default is None.
+	Append
 	actionHelp
 )
 
@@ -46,7 +49,7 @@ type Option struct {
 	Name    string   // "--num-prompts"
 	Aliases []string // further option strings, as add_argument("--model-path", "--model")
 	Dest    string   // default: Name without dashes, '-' → '_'
-	Action  Action   // Store or StoreTrue
+	Action  Action   // Store, StoreTrue or Append
 	Type    Type     // zero value: Str
 	Nargs   Nargs    // One, OneOrMore or ZeroOrMore
 	Choices []string // allowed values of a string option (each item of a list)
@@ -373,3 +376,6 @@ func allDigits(s string) bool {
 	}
 	return true
 }
+
+// takesValues reports whether the option is followed by values.
+func (o *opt) takesValues() bool { return o.Action == Store || o.Action == Append }

@@ -263,3 +263,48 @@ func TestDefaultListNotShared(t *testing.T) {
 		t.Errorf("second parse default = %s", got)
 	}
 }
+
+// action="append", against CPython 3.11.7's output for the same parser:
+//
+//	p.add_argument('--threshold', action='append')
+//	p.add_argument('--n', type=int, action='append')
+//	p.add_argument('--flag', action='store_true')
+func TestAppend(t *testing.T) {
+	mk := func() *Parser {
+		p := New("prog", "")
+		p.Add(Option{Name: "--threshold", Action: Append})
+		p.Add(Option{Name: "--n", Type: Int, Action: Append})
+		p.Add(Option{Name: "--flag", Action: StoreTrue})
+		return p
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "Namespace(threshold=None, n=None, flag=False)"},
+		{[]string{"--threshold", "a<1"}, "Namespace(threshold=['a<1'], n=None, flag=False)"},
+		{[]string{"--threshold", "a<1", "--threshold=b>2"}, "Namespace(threshold=['a<1', 'b>2'], n=None, flag=False)"},
+		{[]string{"--thr", "x", "--flag", "--threshold", "y"}, "Namespace(threshold=['x', 'y'], n=None, flag=True)"},
+		{[]string{"--n", "1", "--n", "2"}, "Namespace(threshold=None, n=[1, 2], flag=False)"},
+		{[]string{"--n", "x"}, "argument --n: invalid int value: 'x'"},
+		{[]string{"--threshold"}, "argument --threshold: expected one argument"},
+	} {
+		ns, err := mk().Parse(c.args)
+		got := ""
+		var perr *Error
+		switch {
+		case err == nil:
+			got = ns.String()
+		case errors.As(err, &perr):
+			got = perr.Msg
+		default:
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("Parse(%q)\n got %s\nwant %s", c.args, got, c.want)
+		}
+	}
+	if got, want := mk().Usage(80), "usage: prog [-h] [--threshold THRESHOLD] [--n N] [--flag]\n"; got != want {
+		t.Errorf("usage %q, want %q", got, want)
+	}
+}
