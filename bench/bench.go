@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"benchserve/internal/syncio"
@@ -116,6 +117,9 @@ func write(p *Plan, res *report.Result) error {
 			}
 		}
 		return &ExitError{Code: ExitAllFailed, Msg: sprintf("all %d requests failed; first error: %s", len(recs), first)}
+	}
+	if bad := report.Failed(res.Thresholds); len(bad) > 0 {
+		return &ExitError{Code: ExitThresholds, Msg: sprintf("%d of %d thresholds failed: %s", len(bad), len(res.Thresholds), strings.Join(bad, ", "))}
 	}
 	return nil
 }

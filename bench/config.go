@@ -46,6 +46,19 @@ type Config struct {
 	WarmupRequests     int
 	FlushCache         bool
 	FlushCacheTimeout  float64
+	// Runs by time and ramps (ours; the ramp flags are vLLM's).
+	Duration                *float64 // --duration: send for this many seconds
+	WarmupDuration          *float64 // --warmup-duration
+	RampUpStrategy          *string  // linear or exponential
+	RampUpStartRPS          *float64
+	RampUpEndRPS            *float64
+	ConcurrencyRampDuration *float64 // the cap rises from 1 to --max-concurrency
+
+	// SLOs (vLLM's --goodput and percentile flags; --threshold is ours)
+	Goodput           []string // KEY:MS items; nil: off
+	PercentileMetrics *string
+	MetricPercentiles *string
+	Threshold         []string // KEY OP NUMBER expressions
 
 	// Request content
 	DisableStream       bool

@@ -13,27 +13,75 @@ import (
 	"benchserve/schedule"
 )
 
-// records makes one record per request: one per row, and one per round of
-// a conversation, stamped with what the schedule and the dataset say.
-func (r *runner) records() []record.Record {
-	n := 0
-	for i := range r.Rows {
-		n += max(1, len(r.Rows[i].Turns))
-	}
-	recs := make([]record.Record, n)
-	k := 0
-	for i := range r.Rows {
-		row := &r.Rows[i]
-		for range max(1, len(row.Turns)) {
-			rec := &recs[k]
-			rec.Seq = k
-			rec.Intended = r.Slots[i].At.Seconds()
-			rec.InputLen, rec.InputTextLen, rec.InputVisionLen = row.PromptLen, row.TextPromptLen, row.VisionPromptLen
-			rec.PromptLen, rec.OutputLen = row.PromptLen, row.OutputLen
-			k++
-		}
+// phase is one sending pass over the plan: the measured run, or a warmup
+// by time.
+type phase struct {
+	slots []schedule.Slot
+	// cyclic: the slots, and the rows with them, are reused in order
+	// until the deadline (a closed loop by time).
+	cyclic bool
+	// until, when not zero, is when sending stops (--duration): requests
+	// in flight then finish, and planned ones after it are not sent.
+	until time.Time
+	bar   *progress
+	check *selfCheck
+	// capRamp: the concurrency cap rises on the plan's steps
+	// (--concurrency-ramp-duration).
+	capRamp bool
+}
+
+// row is the row slot i sends: rows are reused cyclically when a run by
+// time plans more requests than there are rows.
+func (r *runner) row(i int) *dataset.Row { return &r.Rows[i%len(r.Rows)] }
+
+// newRecords are the records of slot i: one, or one per round of a
+// conversation, stamped with what the schedule and the dataset say.
+func (r *runner) newRecords(a *arena, i int, at time.Duration) []record.Record {
+	row := r.row(i)
+	recs := a.take(max(1, len(row.Turns)))
+	for k := range recs {
+		rec := &recs[k]
+		rec.Seq = a.n - len(recs) + k
+		rec.Intended = at.Seconds()
+		rec.InputLen, rec.InputTextLen, rec.InputVisionLen = row.PromptLen, row.TextPromptLen, row.VisionPromptLen
+		rec.PromptLen, rec.OutputLen = row.PromptLen, row.OutputLen
 	}
 	return recs
+}
+
+// arena hands out records whose addresses stay put while requests write
+// them, in blocks: one block of the exact size for a plan of known
+// length, and more as a run by time needs them.
+type arena struct {
+	blocks [][]record.Record
+	free   []record.Record
+	n      int
+}
+
+func newArena(hint int) *arena { return &arena{free: make([]record.Record, 0, hint)} }
+
+func (a *arena) take(n int) []record.Record {
+	if cap(a.free)-len(a.free) < n {
+		if len(a.free) > 0 {
+			a.blocks = append(a.blocks, a.free)
+		}
+		a.free = make([]record.Record, 0, max(n, 4096))
+	}
+	a.free = a.free[:len(a.free)+n]
+	a.n += n
+	return a.free[len(a.free)-n:]
+}
+
+// all is every record taken, in order (call it once the requests ended).
+func (a *arena) all() []record.Record {
+	if len(a.blocks) == 0 {
+		return a.free
+	}
+	out := make([]record.Record, 0, a.n)
+	for _, b := range a.blocks {
+		out = append(out, b...)
+	}
+	return append(out, a.free...)
 }
 
 // input is what the backend sends for row.
@@ -79,16 +127,35 @@ func (r *runner) release() {
 	}
 }
 
-// dispatch sends every row at its planned time and waits for all of them;
-// it returns when the last response ended. ctx stops the dispatching;
-// inflight is what requests run under.
-func (r *runner) dispatch(ctx, inflight context.Context, recs []record.Record, start time.Time, bar *progress, check *selfCheck) time.Time {
+// rampCap holds all but one of the concurrency slots and gives one back at
+// each of the plan's cap steps, absolute times from start, so the cap
+// rises from 1 to --max-concurrency; it stops when ctx ends.
+func (r *runner) rampCap(ctx context.Context, start time.Time) {
+	steps := r.capSteps
+	for range steps {
+		r.sem <- struct{}{}
+	}
+	go func() {
+		for _, at := range steps {
+			if !schedule.WaitUntil(ctx, start.Add(at)) {
+				return
+			}
+			<-r.sem
+		}
+	}()
+}
+
+// dispatch sends the phase's requests at their planned times and waits
+// for all of them; last is when the last response ended. ctx stops the
+// dispatching (the interrupt); inflight is what requests run under.
+// unsent counts the requests of a finite plan never dispatched because
+// ctx ended or the phase's time was up (their records are not made).
+func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Time) (recs []record.Record, last time.Time, unsent int) {
 	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		last = start
-		k    int
+		wg sync.WaitGroup
+		mu sync.Mutex
 	)
+	last = start
 	ended := func() {
 		done := time.Now()
 		mu.Lock()
@@ -97,49 +164,70 @@ func (r *runner) dispatch(ctx, inflight context.Context, recs []record.Record, s
 		}
 		mu.Unlock()
 	}
-	for i := range r.Rows {
-		if ctx.Err() != nil {
-			break // interrupted: the rest is not sent
+	paced := ctx
+	if !ph.until.IsZero() {
+		var cancel func()
+		paced, cancel = context.WithDeadline(ctx, ph.until)
+		defer cancel()
+	}
+	if ph.capRamp {
+		r.rampCap(paced, start)
+	}
+	n := len(ph.slots)
+	hint := n
+	if ph.cyclic {
+		hint = 0
+	}
+	a := newArena(hint)
+	i := 0
+	for ; ph.cyclic || i < n; i++ {
+		if paced.Err() != nil {
+			break // interrupted, or the time is up: the rest is not sent
 		}
-		row := &r.Rows[i]
-		mine := recs[k : k+max(1, len(row.Turns))]
-		k += len(mine)
-		deadline := start.Add(r.Slots[i].At)
+		slot := ph.slots[i%n]
+		row := r.row(i)
+		mine := r.newRecords(a, i, slot.At)
+		deadline := start.Add(slot.At)
 		// The pacer's lag is how late it released a request it was free
 		// to release on time: from the deadline, or from when the
 		// dispatcher got back to it if later (a burst, or a full
 		// concurrency limit, holds it up on purpose).
 		ready := time.Now()
-		if !schedule.WaitUntil(ctx, deadline) {
-			continue // not sent: the run was interrupted
+		if !schedule.WaitUntil(paced, deadline) {
+			continue // not sent: the run was interrupted or its time is up
 		}
 		if deadline.After(ready) {
 			ready = deadline
 		}
-		check.lags = append(check.lags, time.Since(ready).Seconds())
-		if !r.acquire(ctx) {
+		ph.check.lag(time.Since(ready).Seconds())
+		if !r.acquire(paced) {
 			continue
 		}
-		lora := r.Slots[i].LoRA
+		out := row.OutputLen
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer r.release()
-			// The interrupt may have come while this goroutine waited to
-			// run: then it sends nothing.
-			if ctx.Err() != nil {
+			// The interrupt (or the end of the run's time) may have come
+			// while this goroutine waited to run: then it sends nothing.
+			if paced.Err() != nil {
 				return
 			}
 			if row.Turns != nil {
-				r.converse(ctx, inflight, row, lora, row.OutputLen, mine, start, ended)
+				r.converse(paced, inflight, row, slot.LoRA, out, mine, start, ended)
 			} else {
-				r.send(inflight, r.input(row, row.OutputLen, lora), &mine[0], start, ended)
+				r.send(inflight, r.input(row, out, slot.LoRA), &mine[0], start, ended)
 			}
-			bar.add()
+			ph.bar.add()
 		}()
 	}
 	wg.Wait()
-	return last
+	if !ph.cyclic {
+		for ; i < n; i++ {
+			unsent += max(1, len(r.row(i).Turns))
+		}
+	}
+	return a.all(), last, unsent
 }
 
 // send runs one request into rec under ctx; ended is called when it

@@ -71,7 +71,6 @@ func TestInterruptStopsSending(t *testing.T) {
 				n = 3000
 			}
 			r := testRunner(t, ts.URL, n, c.limit)
-			recs := r.records()
 			ctx, cancel := context.WithCancel(context.Background())
 			cuts := make(chan time.Time, 1)
 			go func() {
@@ -82,7 +81,10 @@ func TestInterruptStopsSending(t *testing.T) {
 				cancel()
 			}()
 			start := time.Now()
-			r.dispatch(ctx, context.Background(), recs, start, nil, &selfCheck{})
+			recs, _, unsent := r.dispatch(ctx, context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, start)
+			if len(recs)+unsent != n {
+				t.Errorf("%d records and %d not reached, want %d in all", len(recs), unsent, n)
+			}
 			cut := <-cuts
 			// When each request began to be written (or to connect, when
 			// it had to), by the client's clock: none after the gate closed
@@ -103,8 +105,8 @@ func TestInterruptStopsSending(t *testing.T) {
 			}
 			// Behind a limit, requests go out until the cut; without one,
 			// thousands of new connections may all still be dialling then.
-			if sent == len(recs) || (c.limit > 0 && sent == 0) {
-				t.Errorf("%d of %d requests sent; want the interrupt to stop part-way", sent, len(recs))
+			if sent == n || (c.limit > 0 && sent == 0) {
+				t.Errorf("%d of %d requests sent; want the interrupt to stop part-way", sent, n)
 			}
 			srv.mu.Lock()
 			got := len(srv.at)

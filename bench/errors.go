@@ -6,6 +6,8 @@ const (
 	ExitFailure   = 1 // the run could not start or was aborted (server not ready, warmup failed...)
 	ExitUsage     = 2 // bad flags or flag combinations
 	ExitAllFailed = 3 // the run finished but no request succeeded
+	// ExitThresholds: the run finished and a --threshold failed.
+	ExitThresholds = 4
 	// ExitInterrupted: the run was stopped by SIGINT or SIGTERM (the
 	// result, if it had started, covers what completed).
 	ExitInterrupted = 130

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"benchserve/backend"
@@ -25,6 +24,9 @@ type Execution struct {
 	// what it left out of Records.
 	Stopped            bool
 	NotSent, Cancelled int
+	// NotSentAtEnd counts the planned requests that the end of
+	// --duration left unsent.
+	NotSentAtEnd int
 	// Client is what the client measured of itself.
 	Client metrics.ClientStats
 	// ServerInfo is the body of GET /server_info after the run (nil when
@@ -47,9 +49,16 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	cfg, out := p.Config, p.Env.Stdout
 
 	n := cfg.WarmupRequests
-	fmt.Fprintf(out, "Starting warmup with %d sequences...\n", n)
-	if err := r.warmup(sending, n); err != nil {
-		return nil, err
+	if p.traffic.warmup > 0 {
+		var err error
+		if n, err = r.warmupFor(sending); err != nil {
+			return nil, err
+		}
+	} else {
+		fmt.Fprintf(out, "Starting warmup with %d sequences...\n", n)
+		if err := r.warmup(sending, n); err != nil {
+			return nil, err
+		}
 	}
 	fmt.Fprintf(out, "Warmup completed with %d sequences. Starting main benchmark run...\n", n)
 	spec := p.Client.Spec()
@@ -76,9 +85,8 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 
 	var bar *progress
 	if p.Env.Progress {
-		bar = newProgress(p.Env.Stderr, len(p.Rows))
+		bar = newProgress(p.Env.Stderr, p.expected(), p.traffic.duration)
 	}
-	recs := r.records()
 	if cfg.RecordFile != nil {
 		rf, err := openRecordFile(*cfg.RecordFile)
 		if err != nil {
@@ -97,13 +105,25 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	r.preconnect(sending)
 	// The read delays so far are the warmup's.
 	p.Client.ResetTiming()
-	check := startSelfCheck(len(recs), cfg.Sim)
+	check := startSelfCheck(p.expected(), cfg.Sim)
 	start := time.Now()
-	end := r.dispatch(sending, inflight, recs, start, bar, check)
+	ph := phase{slots: p.Slots, cyclic: p.cyclic, bar: bar, check: check, capRamp: p.capSteps != nil}
+	if d := p.traffic.duration; d > 0 {
+		ph.until = start.Add(d)
+	}
+	recs, end, unsent := r.dispatch(sending, inflight, ph, start)
 	e := &Execution{Start: start, Duration: end.Sub(start).Seconds(), Stopped: interrupted(p.Env.Interrupt)}
 	e.Client = check.stop(p.Client.ReadDelays())
-	if e.Stopped {
+	switch {
+	case e.Stopped:
 		recs, e.NotSent, e.Cancelled = completedOnly(recs)
+		e.NotSent += unsent
+	case p.traffic.duration > 0:
+		// The requests the end of the duration kept from leaving are
+		// not requests of the run.
+		var notSent int
+		recs, notSent, _ = completedOnly(recs)
+		e.NotSentAtEnd = unsent + notSent
 	}
 	e.Records = recs
 	prof.Stop(ctx)
@@ -150,15 +170,19 @@ func (r *runner) preconnect(ctx context.Context) {
 }
 
 // preconnects is how many connections to open before the run: the
-// concurrency limit, or every request of a burst, else a few; never more
-// than 4096.
+// concurrency limit (its start, on a concurrency ramp), or every request
+// of a burst, else a few; never more than 4096.
 func (r *runner) preconnects() int {
-	n := min(len(r.Rows), 64)
+	total := r.expected()
+	if total == 0 { // a closed loop by time, under its cap
+		total = r.maxInflight()
+	}
+	n := min(total, 64)
 	switch {
 	case r.sem != nil:
-		n = min(len(r.Rows), cap(r.sem))
-	case math.IsInf(r.Config.RequestRate, 1):
-		n = len(r.Rows)
+		n = min(total, cap(r.sem))
+	case r.Closed():
+		n = total
 	}
 	return min(n, 4096)
 }

@@ -19,6 +19,7 @@ import (
 	"benchserve/serverctl"
 	"benchserve/tokenizer"
 	"net/http"
+	"time"
 )
 
 // Plan is a run made ready to execute: the server checked, the model and
@@ -43,6 +44,17 @@ type Plan struct {
 	// OutputFile is where the result line goes.
 	OutputFile string
 
+	// gates and traffic are the parsed SLO and load flags. cyclic: a
+	// closed loop by time, whose Slots are one cycle reused until the
+	// duration ends. warmupSlots is --warmup-duration's plan (cyclic like
+	// the run's when warmupCyclic); capSteps the concurrency ramp's.
+	gates        gates
+	traffic      traffic
+	cyclic       bool
+	warmupSlots  []schedule.Slot
+	warmupCyclic bool
+	capSteps     []time.Duration
+
 	// runawayOnce: the warning of a reply past its length comes once.
 	runawayOnce sync.Once
 }
@@ -55,9 +67,9 @@ func (p *Plan) Close() {
 }
 
 // Closed reports a closed-loop run: no request has an intended send time
-// of its own (--request-rate inf without trace times).
+// of its own (--request-rate inf without a ramp or trace times).
 func (p *Plan) Closed() bool {
-	return math.IsInf(p.Config.RequestRate, 1) && !p.Rows[0].HasTimestamp
+	return math.IsInf(p.Config.RequestRate, 1) && p.traffic.ramp == nil && !p.Rows[0].HasTimestamp
 }
 
 // Prepare does what the reference does before its warmup: checks the
@@ -71,6 +83,14 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 		return nil, err
 	}
 	if err := validate(cfg); err != nil {
+		return nil, err
+	}
+	ld, err := parseLoad(cfg)
+	if err != nil {
+		return nil, err
+	}
+	g, err := parseGates(cfg, ld)
+	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(out, "benchmark_args=%s\n", env.args(cfg))
@@ -91,7 +111,7 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 		port = *cfg.Port
 	}
 	base := baseURL(cfg, port)
-	p := &Plan{Config: cfg, Env: env, Extra: extra, OutputFile: outputFile(cfg, env.Now())}
+	p := &Plan{Config: cfg, Env: env, Extra: extra, OutputFile: outputFile(cfg, env.Now()), gates: g, traffic: ld}
 	if err := report.CheckWritable(p.OutputFile); err != nil {
 		return nil, failure("--output-file: %v", err)
 	}
@@ -206,30 +226,77 @@ func (p *Plan) load(ctx context.Context, model string, detected bool, py *pyrand
 	if cfg.LoraName != nil {
 		lora = schedule.LoRA{Names: cfg.LoraName, Distribution: cfg.LoraDistribution, ZipfAlpha: cfg.LoraZipfAlpha}
 	}
-	slots, err := plan(cfg, rows, lora, py, np, env.Stdout)
-	if err != nil {
-		return err
-	}
-	p.Rows, p.Slots = rows, slots
-	return nil
+	p.Rows = rows
+	return p.plan(lora, py, np)
 }
 
 // plan schedules the rows: by their trace times when they carry them
 // (sorted by time, stretched by --mooncake-slowdown-factor; unlike the
 // reference, whose --use-trace-timestamps only relabels the rate, the times
-// really drive sending), else by --request-rate and --arrival.
-func plan(cfg *Config, rows []dataset.Row, lora schedule.LoRA, py *pyrand.Python, np *pyrand.NumPy, out io.Writer) ([]schedule.Slot, error) {
-	timed := rows[0].HasTimestamp
-	if !timed {
-		if cfg.UseTraceTimestamps {
-			return nil, usage("--use-trace-timestamps: the %s dataset has no timestamps", cfg.DatasetName)
-		}
-		slots, err := schedule.Plan(len(rows), schedule.Arrival{Rate: cfg.RequestRate, Constant: cfg.Arrival == "constant", Burstiness: cfg.Burstiness}, lora, py, np)
-		if err != nil {
-			return nil, usage("%v", err)
-		}
-		return slots, nil
+// really drive sending), else by --request-rate and --arrival, or a ramp;
+// by count, or for --duration. Then --warmup-duration's plan and the
+// concurrency ramp's steps.
+func (p *Plan) plan(lora schedule.LoRA, py *pyrand.Python, np *pyrand.NumPy) error {
+	cfg, rows, ld := p.Config, p.Rows, &p.traffic
+	if rows[0].HasTimestamp {
+		return p.planTrace(lora, py, np)
 	}
+	if cfg.UseTraceTimestamps {
+		return usage("--use-trace-timestamps: the %s dataset has no timestamps", cfg.DatasetName)
+	}
+	arr := p.arrival()
+	if r := ld.ramp; r != nil {
+		r.Over = ld.duration
+		if r.Over == 0 {
+			r.Over = schedule.RampSpan(len(rows), *r)
+		}
+	}
+	var err error
+	switch {
+	case ld.duration > 0 && p.Closed():
+		p.Slots, err = schedule.Plan(len(rows), arr, lora, py, np)
+		p.cyclic = true
+	case ld.duration > 0:
+		p.Slots, err = schedule.PlanFor(ld.duration, arr, lora, py, np)
+	default:
+		p.Slots, err = schedule.Plan(len(rows), arr, lora, py, np)
+	}
+	if err != nil {
+		return usage("%v", err)
+	}
+	if ld.warmup > 0 {
+		if p.Closed() {
+			p.warmupSlots, p.warmupCyclic = p.Slots, true
+		} else {
+			// Its own draws, so that the measured plan is the same with
+			// or without a warmup; a ramp runs over the warmup's length.
+			if r := arr.Ramp; r != nil {
+				w := *r
+				w.Over = ld.warmup
+				arr.Ramp = &w
+			}
+			seed := int64(cfg.Seed) + 1
+			p.warmupSlots, err = schedule.PlanFor(ld.warmup, arr, lora, pyrand.NewPython(seed), pyrand.NewNumPy(uint32(seed)))
+			if err != nil {
+				return usage("%v", err)
+			}
+		}
+	}
+	if ld.capRamp > 0 {
+		p.capSteps = schedule.CapSteps(*cfg.MaxConcurrency, ld.capRamp)
+	}
+	return nil
+}
+
+func (p *Plan) arrival() schedule.Arrival {
+	cfg := p.Config
+	return schedule.Arrival{Rate: cfg.RequestRate, Constant: cfg.Arrival == "constant", Burstiness: cfg.Burstiness, Ramp: p.traffic.ramp}
+}
+
+// planTrace schedules rows that carry trace times; --duration and
+// --warmup-duration take the trace's first seconds.
+func (p *Plan) planTrace(lora schedule.LoRA, py *pyrand.Python, np *pyrand.NumPy) error {
+	cfg, rows, out := p.Config, p.Rows, p.Env.Stdout
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Timestamp < rows[j].Timestamp })
 	times := make([]float64, len(rows))
 	for i := range rows {
@@ -238,9 +305,25 @@ func plan(cfg *Config, rows []dataset.Row, lora schedule.LoRA, py *pyrand.Python
 	fmt.Fprintf(out, "Sending each request at its trace time (slowdown factor %s), ignoring --request-rate.\n", pyfmt.Float(cfg.MooncakeSlowdown))
 	slots, err := schedule.PlanTrace(times, cfg.MooncakeSlowdown, lora, py, np)
 	if err != nil {
-		return nil, usage("%v", err)
+		return usage("%v", err)
 	}
-	return slots, nil
+	p.Slots = slots
+	if d := p.traffic.duration; d > 0 {
+		p.Slots = before(slots, d)
+		if len(p.Slots) == len(slots) {
+			fmt.Fprintf(out, "The trace's last request leaves at %.2f s, before --duration %s s ends: the run ends with the trace.\n", slots[len(slots)-1].At.Seconds(), fmtFloat(d.Seconds()))
+		}
+	}
+	if w := p.traffic.warmup; w > 0 {
+		p.warmupSlots = before(slots, w)
+	}
+	return nil
+}
+
+// before is the slots that leave before d.
+func before(slots []schedule.Slot, d time.Duration) []schedule.Slot {
+	n := sort.Search(len(slots), func(i int) bool { return slots[i].At >= d })
+	return slots[:n]
 }
 
 // makeClient makes the requests' client: the backend's, with the auth and
@@ -283,12 +366,21 @@ func (p *Plan) makeClient(base string, auth http.Header, hopt backend.ClientOpti
 }
 
 // maxInflight is the most requests the run has in flight: the
-// --max-concurrency cap, else every row.
+// --max-concurrency cap, else every request.
 func (p *Plan) maxInflight() int {
 	if c := p.Config.MaxConcurrency; c != nil && *c > 0 {
 		return *c
 	}
-	return len(p.Rows)
+	return max(p.expected(), len(p.warmupSlots))
+}
+
+// expected is how many requests the plan sends (a conversation counts
+// once); 0 when that is not known before (a closed loop by time).
+func (p *Plan) expected() int {
+	if p.cyclic {
+		return 0
+	}
+	return len(p.Slots)
 }
 
 func conversations(rows []dataset.Row) bool {

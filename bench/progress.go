@@ -9,18 +9,22 @@ import (
 )
 
 // progress is a tqdm-style bar on stderr: percentage, bar, count, elapsed,
-// remaining and rate, redrawn at most ten times a second.
+// remaining and rate, redrawn at most ten times a second. A run by time
+// fills the bar by time.
 type progress struct {
 	mu    sync.Mutex
 	w     io.Writer
 	total int
+	limit time.Duration // --duration; 0: by count
 	n     int
 	start time.Time
 	last  time.Time
 }
 
-func newProgress(w io.Writer, total int) *progress {
-	p := &progress{w: w, total: total, start: time.Now()}
+// newProgress is a bar for total requests (0: not known), or for a run
+// of limit (when not 0).
+func newProgress(w io.Writer, total int, limit time.Duration) *progress {
+	p := &progress{w: w, total: total, limit: limit, start: time.Now()}
 	p.draw(true)
 	return p
 }
@@ -54,11 +58,18 @@ func (p *progress) draw(force bool) {
 	}
 	p.last = now
 	elapsed := now.Sub(p.start)
+	const width = 30
+	if p.limit > 0 {
+		frac := min(1, elapsed.Seconds()/p.limit.Seconds())
+		full := int(frac * width)
+		bar := strings.Repeat("█", full) + strings.Repeat(" ", width-full)
+		fmt.Fprintf(p.w, "\r%3.0f%%|%s| %d done [%s<%s]", frac*100, bar, p.n, clock(elapsed), clock(max(0, p.limit-elapsed)))
+		return
+	}
 	frac := 0.0
 	if p.total > 0 {
 		frac = float64(p.n) / float64(p.total)
 	}
-	const width = 30
 	full := int(frac * width)
 	bar := strings.Repeat("█", full) + strings.Repeat(" ", width-full)
 	rate, remaining := "?", "?"

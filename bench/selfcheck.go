@@ -29,6 +29,13 @@ func startSelfCheck(n int, withSim bool) *selfCheck {
 	return &selfCheck{withSim: withSim, cpu0: cpuTime(), gc0: ms.PauseTotalNs, lags: make([]float64, 0, n)}
 }
 
+// lag records one request's pacer lag; a nil check (a warmup) keeps none.
+func (c *selfCheck) lag(v float64) {
+	if c != nil {
+		c.lags = append(c.lags, v)
+	}
+}
+
 // cpuTime is the process's user plus system CPU time.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage

@@ -165,8 +165,7 @@ func TestConversation(t *testing.T) {
 	r.Rows = []dataset.Row{{Turns: [][]byte{[]byte(`[{"role": "user", "content": "one"}]`),
 		[]byte(`[{"role": "user", "content": "two"}]`), []byte(`[{"role": "user", "content": "three"}]`)}, OutputLen: 2}}
 	r.Slots = []schedule.Slot{{}}
-	recs := r.records()
-	r.dispatch(context.Background(), context.Background(), recs, time.Now(), nil, &selfCheck{})
+	recs, _, _ := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, time.Now())
 	if len(srv.sent()) != 3 {
 		t.Fatalf("%d rounds sent", len(srv.sent()))
 	}
@@ -185,10 +184,9 @@ func TestConversation(t *testing.T) {
 	}
 
 	// Interrupted during the first round: the others are not sent.
-	recs = r.records()
 	ctx, cancel := context.WithCancel(context.Background())
 	srv.reset(cancel)
-	r.dispatch(ctx, context.Background(), recs, time.Now(), nil, &selfCheck{})
+	recs, _, _ = r.dispatch(ctx, context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, time.Now())
 	if len(srv.sent()) != 1 || !recs[0].Sent || recs[1].Sent || recs[2].Sent {
 		t.Errorf("%d rounds sent after an interrupt in the first; sent %v %v %v", len(srv.sent()), recs[0].Sent, recs[1].Sent, recs[2].Sent)
 	}

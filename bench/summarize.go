@@ -1,6 +1,9 @@
 package bench
 
 import (
+	"fmt"
+	"math"
+
 	"benchserve/internal/version"
 	"benchserve/metrics"
 	"benchserve/report"
@@ -8,41 +11,44 @@ import (
 )
 
 // Summarize turns an execution of p into its result: the reference's
-// figures, the schedule-anchored ones and the client's self-check, with
+// figures, the schedule-anchored ones, the client's self-check, goodput
+// and the chosen percentiles, and the thresholds' outcomes, with
 // everything the output echoes.
 func Summarize(p *Plan, e *Execution) *report.Result {
-	cfg, recs := p.Config, e.Records
+	cfg, recs, g := p.Config, e.Records, p.gates
 	spec := p.Client.Spec()
 	var accept *float64
 	if spec.SGLang {
 		accept = serverctl.AcceptLength(e.ServerInfo)
 	}
-	sum := metrics.Compute(recs, e.Duration, p.Tok, metrics.Options{ChunkLens: spec.ChunkLens, AcceptLength: accept, CacheReport: cfg.CacheReport})
+	sum := metrics.Compute(recs, e.Duration, p.Tok, metrics.Options{ChunkLens: spec.ChunkLens, AcceptLength: accept, CacheReport: cfg.CacheReport, Percentiles: g.pcts})
+	rate := cfg.RequestRate
+	if r := p.traffic.ramp; r != nil {
+		rate = r.MeanRate(r.Over)
+	}
 	check := metrics.Check(recs, e.Client, metrics.Shape{
-		Duration: e.Duration, Rate: cfg.RequestRate, Closed: p.Closed(),
+		Duration: e.Duration, Rate: rate, Closed: p.Closed(),
 		Slots: len(p.Slots), LastSlot: p.Slots[len(p.Slots)-1].At.Seconds(),
 	}, sum.TotalOutput)
+	if p.cyclic {
+		check.Planned = math.Inf(1)
+	}
+	run := runOf(cfg, spec, g, e.ServerInfo)
+	if !g.slo.Empty() {
+		gp := metrics.ComputeGoodput(recs, g.slo, e.Duration)
+		run.Goodput = &gp
+	}
+	ld := p.traffic.report(cfg)
+	ld.NotSent = e.NotSentAtEnd
+	if r := p.traffic.ramp; r != nil {
+		run.RateLabel = fmt.Sprintf("%s %s-%s", r.Strategy, fmtFloat(r.Start), fmtFloat(r.End))
+	}
 	res := &report.Result{
-		Run: report.Run{
-			Backend:           cfg.Backend,
-			Embedding:         spec.Embedding,
-			DatasetName:       cfg.DatasetName,
-			RequestRate:       cfg.RequestRate,
-			Trace:             cfg.UseTraceTimestamps,
-			MaxConcurrency:    cfg.MaxConcurrency,
-			Tag:               cfg.Tag,
-			SharegptOutputLen: cfg.SharegptOutputLen,
-			RandomInputLen:    cfg.RandomInputLen,
-			RandomOutputLen:   cfg.RandomOutputLen,
-			RandomRangeRatio:  cfg.RandomRangeRatio,
-			ServerInfo:        e.ServerInfo,
-			CacheReport:       cfg.CacheReport,
-			OutputDetails:     cfg.OutputDetails,
-		},
-		Summary: sum, Check: check, Records: recs, Start: e.Start, Version: version.String(),
+		Run: run, Summary: sum, Check: check, Records: recs, Start: e.Start, Version: version.String(), Load: ld,
 	}
 	if e.Stopped {
 		res.Stop = &report.Stop{NotSent: e.NotSent, Cancelled: e.Cancelled}
 	}
+	res.Gate(g.thresholds)
 	return res
 }

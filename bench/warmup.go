@@ -57,3 +57,46 @@ func (r *runner) warmup(ctx context.Context, n int) error {
 	fmt.Fprintf(r.Env.Stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: %s\n", msg)
 	return failure("warmup failed: %s", msg)
 }
+
+// warmupFor sends the run's traffic for --warmup-duration (its own plan of
+// that length, or the closed loop's cycle), with the full output lengths,
+// so that the server is in its steady state when the measured run starts;
+// requests in flight at its end finish first. It returns how many were
+// sent, and fails when none succeeded.
+func (r *runner) warmupFor(ctx context.Context) (int, error) {
+	d := r.traffic.warmup
+	fmt.Fprintf(r.Env.Stdout, "Starting warmup for %s seconds...\n", fmtFloat(d.Seconds()))
+	start := time.Now()
+	ph := phase{slots: r.warmupSlots, cyclic: r.warmupCyclic, until: start.Add(d)}
+	recs, _, _ := r.dispatch(ctx, ctx, ph, start)
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	sent := 0
+	first := ""
+	for i := range recs {
+		if !recs[i].Sent {
+			continue
+		}
+		sent++
+		if recs[i].Success {
+			return sent + countSent(recs[i+1:]), nil
+		}
+		if first == "" {
+			first = recs[i].Error
+		}
+	}
+	msg := first + " (POST " + serverctl.Redact(r.Client.URL()) + ")"
+	fmt.Fprintf(r.Env.Stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: %s\n", msg)
+	return 0, failure("warmup failed: %s", msg)
+}
+
+func countSent(recs []record.Record) int {
+	n := 0
+	for i := range recs {
+		if recs[i].Sent {
+			n++
+		}
+	}
+	return n
+}

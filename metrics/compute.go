@@ -21,6 +21,8 @@ type Options struct {
 	AcceptLength *float64
 	// CacheReport fills Summary.Cache (--cache-report).
 	CacheReport bool
+	// Percentiles fills Summary.Chosen (--metric-percentiles).
+	Percentiles []float64
 }
 
 // Compute is the reference tool's calculate_metrics over recs, in dispatch
@@ -88,13 +90,18 @@ func Compute(recs []record.Record, dur float64, tok TokenCounter, opt Options) S
 		// Before describeInPlace sorts e2e: the pairwise sum depends on order.
 		s.Concurrency = sum(e2e) / dur
 	}
-	s.E2E = describeInPlace(e2e)
-	s.TTFT = describeInPlace(ttft)
-	s.TPOT = describeInPlace(tpot)
+	ps := opt.Percentiles
+	var chosen [4][]float64
+	s.E2E, chosen[0] = describeWith(e2e, ps)
+	s.TTFT, chosen[1] = describeWith(ttft, ps)
+	s.TPOT, chosen[2] = describeWith(tpot, ps)
 	if retokITL {
-		s.ITL = describeInPlace(itl)
+		s.ITL, chosen[3] = describeWith(itl, ps)
 	} else {
-		s.ITL = describeGaps(recs, nITL)
+		s.ITL, chosen[3] = describeGapsWith(recs, nITL, ps)
+	}
+	if len(ps) > 0 {
+		s.Chosen = map[string][]float64{"e2el": chosen[0], "ttft": chosen[1], "tpot": chosen[2], "itl": chosen[3]}
 	}
 	s.E2E.Max, s.TTFT.Max, s.TPOT.Max = 0, 0, 0 // the reference has max for ITL only
 

@@ -15,8 +15,15 @@ import (
 // records as they go; the order statistics are selected by radix over the
 // nanoseconds, since a gap's seconds never decrease as its nanoseconds grow.
 func describeGaps(recs []record.Record, n int) Stats {
+	st, _ := describeGapsWith(recs, n, nil)
+	return st
+}
+
+// describeGapsWith is describeGaps that also returns the percentiles ps of
+// the gaps, in milliseconds.
+func describeGapsWith(recs []record.Record, n int, ps []float64) (Stats, []float64) {
 	if n == 0 {
-		return Stats{}
+		return Stats{}, zeros(ps)
 	}
 	c := gapCursor{recs: recs}
 	m := (0 + c.pairwise(n, false, 0)) / float64(n)
@@ -26,10 +33,13 @@ func describeGaps(recs []record.Record, n int) Stats {
 
 	// The ranks orderStats reads, then their values.
 	var ranks []int
-	orderStats(&st, n, func(k int) float64 { ranks = append(ranks, k); return 0 })
+	rank := func(k int) float64 { ranks = append(ranks, k); return 0 }
+	orderStats(&st, n, rank)
+	percentilesAt(n, ps, rank)
 	vals := selectGaps(recs, n, ranks)
-	orderStats(&st, n, func(k int) float64 { return vals[k].Seconds() })
-	return st
+	at := func(k int) float64 { return vals[k].Seconds() }
+	orderStats(&st, n, at)
+	return st, percentilesAt(n, ps, at)
 }
 
 // gapCursor reads the successful records' gaps in order, a record at a

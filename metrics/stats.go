@@ -22,15 +22,43 @@ func Describe(xs []float64) Stats {
 // in the given order (the order matters to the pairwise sum), then xs is
 // sorted once for the median, the percentiles and the maximum.
 func describeInPlace(xs []float64) Stats {
+	st, _ := describeWith(xs, nil)
+	return st
+}
+
+// describeWith is describeInPlace that also returns the percentiles ps of
+// xs, in milliseconds (zeros for no values; nil for no ps).
+func describeWith(xs []float64, ps []float64) (Stats, []float64) {
 	if len(xs) == 0 {
-		return Stats{}
+		return Stats{}, zeros(ps)
 	}
 	m := mean(xs)
 	sd := stdAround(xs, m)
 	slices.Sort(xs)
 	st := Stats{Mean: m * 1000, Std: sd * 1000}
-	orderStats(&st, len(xs), func(k int) float64 { return xs[k] })
-	return st
+	at := func(k int) float64 { return xs[k] }
+	orderStats(&st, len(xs), at)
+	return st, percentilesAt(len(xs), ps, at)
+}
+
+// percentilesAt is each of ps over n values, in milliseconds, at(k) being
+// the k-th smallest.
+func percentilesAt(n int, ps []float64, at func(k int) float64) []float64 {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]float64, len(ps))
+	for i, p := range ps {
+		out[i] = percentileAt(n, p, at) * 1000
+	}
+	return out
+}
+
+func zeros(ps []float64) []float64 {
+	if len(ps) == 0 {
+		return nil
+	}
+	return make([]float64, len(ps))
 }
 
 // orderStats sets the median, the percentiles and the maximum of st from n

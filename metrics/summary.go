@@ -53,6 +53,11 @@ type Summary struct {
 
 	// Cache is set when --cache-report asked for it.
 	Cache *CacheReport
+
+	// Chosen holds the --metric-percentiles of each metric ("ttft",
+	// "tpot", "itl", "e2el"), in milliseconds, in the flag's order; nil
+	// when none were asked for.
+	Chosen map[string][]float64
 }
 
 // CacheReport sums the prefix-cache figures of the successful requests.

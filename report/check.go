@@ -84,10 +84,10 @@ func checkRows(r *metrics.SelfCheck, embedding bool) (map[string][]Row, []string
 	return map[string][]Row{t1: anchored, t2: check}, []string{t1, t2}
 }
 
-// checkKeys is the same figures as JSONL keys, written after the
-// reference's, with the count of failed requests.
-func checkKeys(r *metrics.SelfCheck, failed int) *pyjson.Object {
-	o := &pyjson.Object{}
+// checkKeys writes the same figures as JSONL keys, after the
+// reference's, with the count and the share of failed requests (of the
+// total sent).
+func checkKeys(o *pyjson.Object, r *metrics.SelfCheck, failed, total int) {
 	// Closed loop: null, as there is no schedule to measure from.
 	stats := func(prefix string, s metrics.Stats) {
 		vals := []float64{s.Mean, s.Median, s.Std, s.P90, s.P95, s.P99}
@@ -107,6 +107,11 @@ func checkKeys(r *metrics.SelfCheck, failed int) *pyjson.Object {
 	stats("e2e_latency_from_schedule", a.E2E)
 	stats("send_lag", a.Lag)
 	o.Set("failed", pyjson.Int(failed))
+	rate := 0.0
+	if total > 0 {
+		rate = float64(failed) / float64(total)
+	}
+	o.Set("failed_rate", pyjson.Float(rate))
 	o.Set("planned_request_rate", pyjson.Float(r.Planned))
 	o.Set("achieved_request_rate", pyjson.Float(r.Achieved))
 	o.Set("max_inflight_requests", pyjson.Int(r.MaxInflight))
@@ -130,7 +135,6 @@ func checkKeys(r *metrics.SelfCheck, failed int) *pyjson.Object {
 	}
 	o.Set("output_tokens_source", src.Bytes())
 	o.Set("client_verdict", pyjson.String(r.Verdict))
-	return o
 }
 
 // commonErrors is a section of the n most common error texts of the failed

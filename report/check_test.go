@@ -17,7 +17,11 @@ import (
 func TestCheckRowsAndKeys(t *testing.T) {
 	src := map[record.OutputSource]int{record.OutputServer: 3, record.OutputRetokenized: 2, record.OutputRequested: 3}
 	closed := &metrics.SelfCheck{Target: math.Inf(1), Planned: math.Inf(1), OK: 8, Sources: src, Verdict: "v"}
-	x := checkKeys(closed, 2)
+	x := &pyjson.Object{}
+	checkKeys(x, closed, 2, 8)
+	if v, _ := x.Get("failed_rate"); string(v) != "0.25" {
+		t.Errorf("failed_rate = %s, want 0.25 (2 of 8)", v)
+	}
 	for _, k := range []string{"mean_ttft_from_schedule_ms", "p99_e2e_latency_from_schedule_ms", "mean_send_lag_ms"} {
 		if v, _ := x.Get(k); string(v) != string(pyjson.Null) {
 			t.Errorf("closed loop: %s = %s, want null", k, v)
@@ -43,7 +47,9 @@ func TestCheckRowsAndKeys(t *testing.T) {
 	}
 	open := *closed
 	open.Anchored = &metrics.Anchored{TTFT: metrics.Stats{Mean: 12.5}}
-	if v, _ := checkKeys(&open, 2).Get("mean_ttft_from_schedule_ms"); string(v) != "12.5" {
+	y := &pyjson.Object{}
+	checkKeys(y, &open, 2, 8)
+	if v, _ := y.Get("mean_ttft_from_schedule_ms"); string(v) != "12.5" {
 		t.Errorf("open loop: anchored TTFT %s", v)
 	}
 	if rows, _ := checkRows(&open, false); rows["Schedule-anchored latency"][0].Value != "12.50" {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"io"
+	"slices"
 	"strconv"
 
 	"benchserve/internal/py/pyfmt"
@@ -19,7 +20,10 @@ func Console(w io.Writer, run Run, s metrics.Summary) error {
 	b = rule(b, " Serving Benchmark Result ", '=')
 	b = text(b, "Backend:", run.Backend)
 	rate := "trace"
-	if !run.Trace {
+	switch {
+	case run.RateLabel != "":
+		rate = run.RateLabel
+	case !run.Trace:
 		rate = pyfmt.Float(run.RequestRate)
 	}
 	b = text(b, "Traffic request rate:", rate)
@@ -40,6 +44,13 @@ func Console(w io.Writer, run Run, s metrics.Summary) error {
 		b = integer(b, "Total generated tokens (retokenized):", s.TotalOutputRetokenized)
 	}
 	b = fixed(b, "Request throughput (req/s):", s.RequestThroughput)
+	if g := run.Goodput; g != nil {
+		b = fixed(b, "Request goodput (req/s):", g.RequestGoodput)
+		if !embedding {
+			b = fixed(b, "Output token goodput (tok/s):", g.TokenGoodput)
+		}
+		b = fixed(b, "SLO attainment (%):", g.Attainment*100)
+	}
 	b = fixed(b, "Input token throughput (tok/s):", s.InputThroughput)
 	if !embedding {
 		b = fixed(b, "Output token throughput (tok/s):", s.OutputThroughput)
@@ -56,13 +67,17 @@ func Console(w io.Writer, run Run, s metrics.Summary) error {
 	}
 	b = rule(b, "End-to-End Latency", '-')
 	b = latencies(b, "E2E Latency", s.E2E, false)
+	b = chosen(b, run, s, "e2el", "E2E Latency")
 	if !embedding {
 		b = rule(b, "Time to First Token", '-')
 		b = latencies(b, "TTFT", s.TTFT, false)
+		b = chosen(b, run, s, "ttft", "TTFT")
 		b = rule(b, "Time per Output Token (excl. 1st token)", '-')
 		b = latencies(b, "TPOT", s.TPOT, false)
+		b = chosen(b, run, s, "tpot", "TPOT")
 		b = rule(b, "Inter-Token Latency", '-')
 		b = latencies(b, "ITL", s.ITL, true)
+		b = chosen(b, run, s, "itl", "ITL")
 	}
 	if run.CacheReport {
 		b = cacheBlock(b, cacheOf(s))
@@ -126,6 +141,27 @@ func latencies(b []byte, name string, st metrics.Stats, withMax bool) []byte {
 	}
 	return b
 }
+
+// chosen writes the --metric-percentiles lines of metric (a
+// --percentile-metrics name) that the block does not already print, as
+// vLLM labels them: "P99.9 TTFT (ms):".
+func chosen(b []byte, run Run, s metrics.Summary, metric, name string) []byte {
+	if !slices.Contains(run.PercentileMetrics, metric) {
+		return b
+	}
+	vals := s.Chosen[metric]
+	for i, p := range run.Percentiles {
+		if i >= len(vals) || (metric != "e2el" && inBlock(p)) {
+			continue
+		}
+		b = fixed(b, "P"+metrics.PercentileWord(p)+" "+name+" (ms):", vals[i])
+	}
+	return b
+}
+
+// inBlock reports whether the reference's block and line already carry
+// percentile p (P90, P95, P99 of TTFT, TPOT and ITL).
+func inBlock(p float64) bool { return p == 90 || p == 95 || p == 99 }
 
 // text is "{:<40} {:<10}".format(label, value).
 func text(b []byte, label, value string) []byte {

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"benchserve/internal/py/pyjson"
@@ -27,6 +28,49 @@ type Result struct {
 	Version string
 	// Stop is set when an interrupt ended the run.
 	Stop *Stop
+	// Load is how the run was driven beyond the reference's flags.
+	Load Load
+	// Thresholds are the --threshold outcomes (Gate sets them).
+	Thresholds []Outcome
+}
+
+// Load is how a run was driven beyond the reference's flags: by time,
+// on a ramp. The zero Load is a run of the reference's kind.
+type Load struct {
+	// Duration is --duration in seconds (0: a run by count); NotSent
+	// counts the planned requests the end of the duration left unsent.
+	Duration float64
+	NotSent  int
+	// WarmupDuration is --warmup-duration in seconds.
+	WarmupDuration float64
+	// Ramp is the request-rate ramp ("" none): its strategy, start and
+	// end rates and its length in seconds.
+	Ramp                string
+	RampStart, RampEnd  float64
+	RampOver            float64
+	ConcurrencyRampOver float64 // --concurrency-ramp-duration, seconds
+}
+
+// Gate checks ts against the result's numeric keys and keeps the
+// outcomes, which the console and the line then show.
+func (res *Result) Gate(ts []Threshold) {
+	if len(ts) == 0 {
+		return
+	}
+	res.Thresholds = Evaluate(ts, res.Line())
+}
+
+// ThresholdKeys are the numeric keys a result like res writes, for
+// checking --threshold expressions before the run: keys that may be null
+// in some runs (accept_length, the schedule-anchored figures) count.
+func ThresholdKeys(res Result) []string {
+	zero, one := 0.0, 1
+	res.Summary.AcceptLength = &zero
+	res.Check.Anchored = &metrics.Anchored{}
+	res.Run.MaxConcurrency, res.Run.SharegptOutputLen = &one, &one
+	res.Thresholds = nil
+	keys, _ := NumericKeys(res.Line())
+	return keys
 }
 
 // Stop is what an interrupt left out of a run.
@@ -55,6 +99,16 @@ func (res *Result) Print(w io.Writer, plot bool) error {
 		titled[title] = top
 		order = append([]string{title}, order...)
 	}
+	if rows := res.Load.rows(); len(rows) > 0 {
+		const title = "Load"
+		titled[title] = rows
+		order = append(order, title)
+	}
+	if len(res.Thresholds) > 0 {
+		const title = "Thresholds"
+		titled[title] = thresholdRows(res.Thresholds)
+		order = append(order, title)
+	}
 	return Section(w, titled, order)
 }
 
@@ -70,7 +124,12 @@ func (res *Result) Line() []byte {
 // times (--output-details), the interrupt's counts.
 func (res *Result) extra() *pyjson.Object {
 	recs := res.Records
-	o := checkKeys(&res.Check, res.Summary.Failed)
+	o := &pyjson.Object{}
+	res.chosenKeys(o)
+	if g := res.Run.Goodput; g != nil {
+		goodputKeys(o, g, res.Run.GoodputSLO)
+	}
+	checkKeys(o, &res.Check, res.Summary.Failed, len(recs))
 	o.Set("errors_by_kind", errorKinds(recs))
 	// The run's start on the wall clock, to line records up with server
 	// logs (each record's send time is an offset from it).
@@ -96,7 +155,85 @@ func (res *Result) extra() *pyjson.Object {
 		o.Set("not_sent", pyjson.Int(st.NotSent))
 		o.Set("cancelled_in_flight", pyjson.Int(st.Cancelled))
 	}
+	res.Load.keys(o)
+	if len(res.Thresholds) > 0 {
+		thresholdKeys(o, res.Thresholds)
+	}
 	return o
+}
+
+// chosenKeys writes the --metric-percentiles keys of the chosen metrics
+// that the reference's keys do not already hold, as vLLM names them:
+// p99.9_ttft_ms, p50_itl_ms.
+func (res *Result) chosenKeys(o *pyjson.Object) {
+	for _, m := range res.Run.PercentileMetrics {
+		vals := res.Summary.Chosen[m]
+		for i, p := range res.Run.Percentiles {
+			if i < len(vals) && (m == "e2el" || !inBlock(p)) {
+				o.Set(metrics.PercentileKey(p, m), pyjson.Float(vals[i]))
+			}
+		}
+	}
+}
+
+// goodputKeys are --goodput's figures: vLLM's request_goodput, ours
+// after it, and the bounds they were measured against.
+func goodputKeys(o *pyjson.Object, g *metrics.Goodput, slo metrics.SLO) {
+	o.Set("request_goodput", pyjson.Float(g.RequestGoodput))
+	o.Set("output_token_goodput", pyjson.Float(g.TokenGoodput))
+	o.Set("slo_attainment", pyjson.Float(g.Attainment))
+	o.Set("good_requests", pyjson.Int(g.Good))
+	b := &pyjson.Object{}
+	for _, kv := range []struct {
+		k string
+		v *float64
+	}{{"ttft", slo.TTFT}, {"tpot", slo.TPOT}, {"itl", slo.ITL}, {"e2el", slo.E2E}} {
+		if kv.v != nil {
+			b.Set(kv.k, pyjson.Float(*kv.v))
+		}
+	}
+	o.Set("goodput_slo_ms", b.Bytes())
+}
+
+// rows are the Load section's lines; none for a run of the reference's
+// kind.
+func (l Load) rows() []Row {
+	var rows []Row
+	if l.WarmupDuration > 0 {
+		rows = append(rows, Row{"Warmup duration (s):", F(l.WarmupDuration)})
+	}
+	if l.Duration > 0 {
+		rows = append(rows, Row{"Sending duration (s):", F(l.Duration)},
+			Row{"Planned but not sent at its end:", strconv.Itoa(l.NotSent)})
+	}
+	if l.Ramp != "" {
+		rows = append(rows, Row{"Request rate ramp:", fmt.Sprintf("%s, %s to %s req/s over %s s", l.Ramp, F(l.RampStart), F(l.RampEnd), F(l.RampOver))})
+	}
+	if l.ConcurrencyRampOver > 0 {
+		rows = append(rows, Row{"Concurrency ramp (s):", F(l.ConcurrencyRampOver)})
+	}
+	return rows
+}
+
+// keys writes the same as JSONL keys.
+func (l Load) keys(o *pyjson.Object) {
+	if l.WarmupDuration > 0 {
+		o.Set("warmup_duration_s", pyjson.Float(l.WarmupDuration))
+	}
+	if l.Duration > 0 {
+		o.Set("run_mode", pyjson.String("duration"))
+		o.Set("duration_limit_s", pyjson.Float(l.Duration))
+		o.Set("not_sent_at_duration_end", pyjson.Int(l.NotSent))
+	}
+	if l.Ramp != "" {
+		o.Set("ramp_up_strategy", pyjson.String(l.Ramp))
+		o.Set("ramp_up_start_rps", pyjson.Float(l.RampStart))
+		o.Set("ramp_up_end_rps", pyjson.Float(l.RampEnd))
+		o.Set("ramp_up_duration_s", pyjson.Float(l.RampOver))
+	}
+	if l.ConcurrencyRampOver > 0 {
+		o.Set("concurrency_ramp_duration_s", pyjson.Float(l.ConcurrencyRampOver))
+	}
 }
 
 func floats(v []float64) []byte {

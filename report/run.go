@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"benchserve/internal/py/pyjson"
+	"benchserve/metrics"
 )
 
 // Run is what the console block and the result line need besides the
@@ -38,6 +39,19 @@ type Run struct {
 
 	CacheReport   bool
 	OutputDetails bool
+
+	// Goodput is set with --goodput: the block prints it after the request
+	// throughput, where vLLM prints it.
+	Goodput *metrics.Goodput
+	// GoodputSLO is --goodput's bounds.
+	GoodputSLO metrics.SLO
+	// PercentileMetrics and Percentiles are --percentile-metrics and
+	// --metric-percentiles when either was given: the block and the line
+	// add those percentiles (the summary's Stats.More).
+	PercentileMetrics []string
+	Percentiles       []float64
+	// RateLabel, when set, is shown for "Traffic request rate:" (a ramp).
+	RateLabel string
 
 	// Extra holds keys of our own, written after every reference key
 	// (details included). They must not repeat a reference key.

@@ -35,6 +35,9 @@ var unusedFlags = []unused{
 	{flag: "--sim-preset", why: func(c *bench.Config, _ func(string) string) string {
 		return unless(c.Sim, "only --sim starts the simulator")
 	}},
+	{flag: "--warmup-requests", why: func(c *bench.Config, _ func(string) string) string {
+		return unless(c.WarmupDuration == nil, "--warmup-duration replaces it")
+	}},
 
 	// Dataset
 	{flag: "--dataset-path", why: datasets(promptFrom, all("random-ids", "generated-shared-prefix", "image")...)},
@@ -315,12 +318,13 @@ func mooncakeOnly(c *bench.Config, g func(string) string) string {
 	return datasets(only("only mooncake replays a trace"), "mooncake")(c, g)
 }
 
-// gaps: --arrival and --burstiness shape the gaps of a finite rate.
+// gaps: --arrival and --burstiness shape the gaps of a finite rate or a
+// ramp.
 func gaps(c *bench.Config, _ func(string) string) string {
 	switch {
 	case c.DatasetName == "mooncake":
 		return "not used by --dataset-name mooncake, which sends each request at its trace time"
-	case math.IsInf(c.RequestRate, 1):
+	case math.IsInf(c.RequestRate, 1) && c.RampUpStrategy == nil:
 		return "not used with --request-rate inf, which sends every request at once"
 	}
 	return ""

@@ -18,10 +18,11 @@ const (
 	gContent  = "Request content"
 	gOutput   = "Output"
 	gProfile  = "Profiling"
-	numGroups = 6
+	gSLO      = "SLOs and gates"
+	numGroups = 7
 )
 
-var groupOrder = [numGroups]string{gTarget, gDataset, gTraffic, gContent, gOutput, gProfile}
+var groupOrder = [numGroups]string{gTarget, gDataset, gTraffic, gSLO, gContent, gOutput, gProfile}
 
 // DatasetNames are the --dataset-name choices, in the reference's order.
 var DatasetNames = []string{
@@ -339,4 +340,34 @@ var flags = []flag{
 	{gTarget, argparse.Option{Name: "--sim-preset", Type: str, Choices: sim.Presets, Default: sim.Presets[0],
 		Help: "The simulator's engine profile with --sim (see benchserve sim --help)."},
 		val(func(c *cfg) *string { return &c.SimPreset })},
+	{gTraffic, argparse.Option{Name: "--duration", Type: float,
+		Help: "Send for this many seconds on the planned schedule, reusing the rows in turn, then let the requests in flight finish (instead of a count). With --request-rate inf it is a closed loop of --max-concurrency requests."},
+		ptr(func(c *cfg) **float64 { return &c.Duration })},
+	{gTraffic, argparse.Option{Name: "--warmup-duration", Type: float,
+		Help: "Warm up for this many seconds with the run's own traffic (instead of --warmup-requests); nothing of it is measured."},
+		ptr(func(c *cfg) **float64 { return &c.WarmupDuration })},
+	{gTraffic, argparse.Option{Name: "--ramp-up-strategy", Type: str, Choices: []string{"linear", "exponential"},
+		Help: "As vLLM: raise the request rate from --ramp-up-start-rps to --ramp-up-end-rps over the run (over --duration, or over the time the requests are expected to take), then hold it. Replaces --request-rate."},
+		ptr(func(c *cfg) **string { return &c.RampUpStrategy })},
+	{gTraffic, argparse.Option{Name: "--ramp-up-start-rps", Type: float,
+		Help: "The ramp's first rate, requests per second."},
+		ptr(func(c *cfg) **float64 { return &c.RampUpStartRPS })},
+	{gTraffic, argparse.Option{Name: "--ramp-up-end-rps", Type: float,
+		Help: "The ramp's last rate, requests per second."},
+		ptr(func(c *cfg) **float64 { return &c.RampUpEndRPS })},
+	{gTraffic, argparse.Option{Name: "--concurrency-ramp-duration", Type: float,
+		Help: "Raise the concurrency cap from 1 to --max-concurrency evenly over this many seconds from the start."},
+		ptr(func(c *cfg) **float64 { return &c.ConcurrencyRampDuration })},
+	{gSLO, argparse.Option{Name: "--goodput", Type: str, Nargs: argparse.OneOrMore,
+		Help: "As vLLM: KEY:VALUE bounds in milliseconds (ttft, tpot, itl, e2el); a request that succeeded within every bound is good. Reports request goodput, token goodput and SLO attainment."},
+		list(func(c *cfg) *[]string { return &c.Goodput })},
+	{gSLO, argparse.Option{Name: "--percentile-metrics", Type: str,
+		Help: "As vLLM: comma-separated metrics (ttft, tpot, itl, e2el) to report --metric-percentiles of. Default with --metric-percentiles: ttft,tpot,itl."},
+		ptr(func(c *cfg) **string { return &c.PercentileMetrics })},
+	{gSLO, argparse.Option{Name: "--metric-percentiles", Type: str,
+		Help: "As vLLM: comma-separated percentiles (e.g. 50,90,99,99.9), printed and written as p{P}_{metric}_ms. Default with --percentile-metrics: 99."},
+		ptr(func(c *cfg) **string { return &c.MetricPercentiles })},
+	{gSLO, argparse.Option{Name: "--threshold", Type: str, Action: argparse.Append,
+		Help: "KEY OP NUMBER over a numeric result key (p99_ttft_ms<500, slo_attainment>=0.99, failed_rate<0.01); repeatable. Any failure exits 4."},
+		list(func(c *cfg) *[]string { return &c.Threshold })},
 }

@@ -1,0 +1,94 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"benchserve/report"
+	"benchserve/schedule"
+)
+
+// traffic is how a run is driven beyond the reference's flags: by time
+// (--duration, --warmup-duration) and on ramps.
+type traffic struct {
+	duration time.Duration // 0: a run by count
+	warmup   time.Duration // 0: --warmup-requests
+	ramp     *schedule.Ramp
+	capRamp  time.Duration // --concurrency-ramp-duration
+}
+
+// parseLoad checks the load flags before any network call, with vLLM's
+// rules for its ramp flags.
+func parseLoad(cfg *Config) (traffic, error) {
+	var ld traffic
+	var err error
+	if ld.duration, err = secondsFlag("--duration", cfg.Duration); err != nil {
+		return ld, err
+	}
+	if ld.warmup, err = secondsFlag("--warmup-duration", cfg.WarmupDuration); err != nil {
+		return ld, err
+	}
+	timed := cfg.DatasetName == "mooncake"
+	if cfg.RampUpStrategy != nil {
+		if timed {
+			return ld, usage("--ramp-up-strategy: the mooncake dataset sends each request at its trace time")
+		}
+		if !math.IsInf(cfg.RequestRate, 1) {
+			return ld, usage("--ramp-up-strategy: the ramp sets the request rate; remove --request-rate %s", fmtFloat(cfg.RequestRate))
+		}
+		if cfg.RampUpStartRPS == nil || cfg.RampUpEndRPS == nil {
+			return ld, usage("--ramp-up-strategy: give both --ramp-up-start-rps and --ramp-up-end-rps")
+		}
+		r := schedule.Ramp{Strategy: *cfg.RampUpStrategy, Start: *cfg.RampUpStartRPS, End: *cfg.RampUpEndRPS}
+		if err := schedule.CheckRamp(r); err != nil {
+			return ld, usage("%v", err)
+		}
+		ld.ramp = &r
+	} else if cfg.RampUpStartRPS != nil || cfg.RampUpEndRPS != nil {
+		return ld, usage("--ramp-up-start-rps and --ramp-up-end-rps need --ramp-up-strategy linear or exponential")
+	}
+	if ld.capRamp, err = secondsFlag("--concurrency-ramp-duration", cfg.ConcurrencyRampDuration); err != nil {
+		return ld, err
+	}
+	if ld.capRamp > 0 && (cfg.MaxConcurrency == nil || *cfg.MaxConcurrency <= 0) {
+		return ld, usage("--concurrency-ramp-duration: the cap rises from 1 to --max-concurrency; give --max-concurrency")
+	}
+	closed := math.IsInf(cfg.RequestRate, 1) && ld.ramp == nil && !timed
+	noCap := cfg.MaxConcurrency == nil || *cfg.MaxConcurrency <= 0
+	if closed && noCap {
+		if ld.duration > 0 {
+			return ld, usage("--duration: with --request-rate inf every request leaves at once; give --max-concurrency (a closed loop of that many requests in flight) or a finite --request-rate")
+		}
+		if ld.warmup > 0 {
+			return ld, usage("--warmup-duration: with --request-rate inf every request leaves at once; give --max-concurrency or a finite --request-rate")
+		}
+	}
+	if ld.warmup > 0 && cfg.WarmupRequests != 1 {
+		return ld, usage("--warmup-duration and --warmup-requests %d: give one of them", cfg.WarmupRequests)
+	}
+	return ld, nil
+}
+
+// secondsFlag is a flag of seconds: nil is none, else finite and > 0.
+func secondsFlag(flag string, v *float64) (time.Duration, error) {
+	if v == nil {
+		return 0, nil
+	}
+	if math.IsNaN(*v) || math.IsInf(*v, 0) || *v <= 0 {
+		return 0, usage("%s: must be a number of seconds > 0, got %s", flag, fmtFloat(*v))
+	}
+	return time.Duration(*v * float64(time.Second)), nil
+}
+
+func fmtFloat(v float64) string { return fmt.Sprint(v) }
+
+// report is the load as the result shows it; the ramp's length is known
+// once the schedule is planned (over).
+func (ld traffic) report(cfg *Config) report.Load {
+	l := report.Load{Duration: ld.duration.Seconds(), WarmupDuration: ld.warmup.Seconds(), ConcurrencyRampOver: ld.capRamp.Seconds()}
+	if r := ld.ramp; r != nil {
+		l.Ramp, l.RampStart, l.RampEnd, l.RampOver = r.Strategy, r.Start, r.End, r.Over.Seconds()
+	}
+	return l
+}

@@ -1,0 +1,90 @@
+package bench
+
+import (
+	"benchserve/backend"
+	"benchserve/metrics"
+	"benchserve/report"
+)
+
+// gates are the run's parsed SLO flags: --goodput, the chosen percentiles
+// and the thresholds the result must meet.
+type gates struct {
+	slo        metrics.SLO
+	pctNames   []string
+	pcts       []float64
+	thresholds []report.Threshold
+}
+
+// parseGates checks the SLO flags before any network call. A threshold
+// must name a numeric key the result will have; the error lists them.
+func parseGates(cfg *Config, ld traffic) (gates, error) {
+	var g gates
+	if cfg.Goodput != nil {
+		if len(cfg.Goodput) == 0 {
+			return g, usage("--goodput: give at least one KEY:VALUE pair (ttft, tpot, itl or e2el, in milliseconds)")
+		}
+		slo, err := metrics.ParseGoodput(cfg.Goodput)
+		if err != nil {
+			return g, usage("%v", err)
+		}
+		g.slo = slo
+	}
+	if cfg.PercentileMetrics != nil || cfg.MetricPercentiles != nil {
+		names, ps, err := metrics.ParsePercentiles(deref(cfg.PercentileMetrics), deref(cfg.MetricPercentiles))
+		if err != nil {
+			return g, usage("%v", err)
+		}
+		g.pctNames, g.pcts = names, ps
+	}
+	for _, e := range cfg.Threshold {
+		t, err := report.ParseThreshold(e)
+		if err != nil {
+			return g, usage("%v", err)
+		}
+		g.thresholds = append(g.thresholds, t)
+	}
+	if len(g.thresholds) > 0 {
+		spec, _ := backend.Lookup(cfg.Backend)
+		shell := report.Result{Run: runOf(cfg, spec, g, nil), Load: ld.report(cfg)}
+		if !g.slo.Empty() {
+			shell.Run.Goodput = &metrics.Goodput{}
+		}
+		more := make([]float64, len(g.pcts))
+		shell.Summary.Chosen = map[string][]float64{"ttft": more, "tpot": more, "itl": more, "e2el": more}
+		if err := report.CheckKeys(g.thresholds, report.ThresholdKeys(shell)); err != nil {
+			return g, usage("%v", err)
+		}
+	}
+	return g, nil
+}
+
+// runOf is what the result echoes of the run's flags.
+func runOf(cfg *Config, spec backend.Spec, g gates, serverInfo []byte) report.Run {
+	return report.Run{
+		Backend:           cfg.Backend,
+		Embedding:         spec.Embedding,
+		DatasetName:       cfg.DatasetName,
+		RequestRate:       cfg.RequestRate,
+		Trace:             cfg.UseTraceTimestamps,
+		MaxConcurrency:    cfg.MaxConcurrency,
+		Tag:               cfg.Tag,
+		SharegptOutputLen: cfg.SharegptOutputLen,
+		RandomInputLen:    cfg.RandomInputLen,
+		RandomOutputLen:   cfg.RandomOutputLen,
+		RandomRangeRatio:  cfg.RandomRangeRatio,
+		ServerInfo:        serverInfo,
+		CacheReport:       cfg.CacheReport,
+		OutputDetails:     cfg.OutputDetails,
+		GoodputSLO:        g.slo,
+		PercentileMetrics: g.pctNames,
+		Percentiles:       g.pcts,
+	}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
