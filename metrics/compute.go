@@ -21,7 +21,8 @@ type Options struct {
 	AcceptLength *float64
 	// CacheReport fills Summary.Cache (--cache-report).
 	CacheReport bool
-	// Percentiles fills Summary.Chosen (--metric-percentiles).
+	// Percentiles (--metric-percentiles) fills More of the E2E, TTFT, TPOT
+	// and ITL Stats, and Summary.Chosen.
 	Percentiles []float64
 }
 
@@ -91,17 +92,16 @@ func Compute(recs []record.Record, dur float64, tok TokenCounter, opt Options) S
 		s.Concurrency = sum(e2e) / dur
 	}
 	ps := opt.Percentiles
-	var chosen [4][]float64
-	s.E2E, chosen[0] = describeWith(e2e, ps)
-	s.TTFT, chosen[1] = describeWith(ttft, ps)
-	s.TPOT, chosen[2] = describeWith(tpot, ps)
+	s.E2E = describeWith(e2e, ps)
+	s.TTFT = describeWith(ttft, ps)
+	s.TPOT = describeWith(tpot, ps)
 	if retokITL {
-		s.ITL, chosen[3] = describeWith(itl, ps)
+		s.ITL = describeWith(itl, ps)
 	} else {
-		s.ITL, chosen[3] = describeGapsWith(recs, nITL, ps)
+		s.ITL = describeGapsWith(recs, nITL, ps)
 	}
 	if len(ps) > 0 {
-		s.Chosen = map[string][]float64{"e2el": chosen[0], "ttft": chosen[1], "tpot": chosen[2], "itl": chosen[3]}
+		s.Chosen = map[string][]float64{"e2el": s.E2E.More, "ttft": s.TTFT.More, "tpot": s.TPOT.More, "itl": s.ITL.More}
 	}
 	s.E2E.Max, s.TTFT.Max, s.TPOT.Max = 0, 0, 0 // the reference has max for ITL only
 

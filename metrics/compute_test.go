@@ -65,12 +65,12 @@ func TestComputeTotalsAndFailures(t *testing.T) {
 		t.Errorf("Concurrency = %v, want %v", s.Concurrency, want)
 	}
 	// TPOT only from the first record: (1.5-0.5)/(3-1) = 0.5 s.
-	if want := (Stats{Mean: 500, Median: 500, P90: 500, P95: 500, P99: 500}); s.TPOT != want {
+	if want := (Stats{Mean: 500, Median: 500, P90: 500, P95: 500, P99: 500}); !sameStats(s.TPOT, want) {
 		t.Errorf("TPOT = %+v, want %+v", s.TPOT, want)
 	}
 	wantTTFT := Describe([]float64{0.5, 0, 0.25})
 	wantTTFT.Max = 0 // the reference has a max for ITL only
-	if s.TTFT != wantTTFT {
+	if !sameStats(s.TTFT, wantTTFT) {
 		t.Errorf("TTFT = %+v, want %+v", s.TTFT, wantTTFT)
 	}
 	if s.TTFT.Median != 250 {
@@ -78,10 +78,10 @@ func TestComputeTotalsAndFailures(t *testing.T) {
 	}
 	wantE2E := Describe([]float64{1.5, 0.5, 0.25})
 	wantE2E.Max = 0
-	if s.E2E != wantE2E {
+	if !sameStats(s.E2E, wantE2E) {
 		t.Errorf("E2E = %+v, want %+v", s.E2E, wantE2E)
 	}
-	if want := Describe([]float64{0.25, 0.75}); s.ITL != want || s.ITL.Max != 750 {
+	if want := Describe([]float64{0.25, 0.75}); !sameStats(s.ITL, want) || s.ITL.Max != 750 {
 		t.Errorf("ITL = %+v, want %+v", s.ITL, want)
 	}
 	if s.Duration != dur || s.Cache != nil || s.AcceptLength != nil {
@@ -98,7 +98,7 @@ func TestComputeNoSuccess(t *testing.T) {
 	if s.Completed != 0 || s.Failed != 2 || !slices.Equal(s.OutputLens, []int{0, 0}) {
 		t.Errorf("completed, failed, lens = %d, %d, %v", s.Completed, s.Failed, s.OutputLens)
 	}
-	if s.E2E != (Stats{}) || s.TTFT != (Stats{}) || s.TPOT != (Stats{}) || s.ITL != (Stats{}) {
+	if !sameStats(s.E2E, Stats{}) || !sameStats(s.TTFT, Stats{}) || !sameStats(s.TPOT, Stats{}) || !sameStats(s.ITL, Stats{}) {
 		t.Errorf("stats not zero: %+v", s)
 	}
 	if s.Concurrency != 0 || s.MaxOutputTokensPerS != 0 || s.MaxConcurrentRequests != 0 || s.RequestThroughput != 0 {
@@ -150,7 +150,7 @@ func TestRetokenizedITL(t *testing.T) {
 	g1, g2, g4 := 0.2, 0.3, 0.1
 	want := []float64{g1 / 2, g1 / 2, g2 / 3, g2 / 3, g2 / 3, g4}
 	s := Compute([]record.Record{specRecord()}, 1, words{}, Options{ChunkLens: true, AcceptLength: ptr(2.5)})
-	if w := Describe(want); s.ITL != w {
+	if w := Describe(want); !sameStats(s.ITL, w) {
 		t.Errorf("ITL = %+v, want %+v", s.ITL, w)
 	}
 	if s.AcceptLength == nil || *s.AcceptLength != 2.5 {
@@ -164,14 +164,14 @@ func TestRetokenizedITL(t *testing.T) {
 		{ChunkLens: true},
 		{ChunkLens: true, AcceptLength: ptr(0)},
 	} {
-		if s := Compute([]record.Record{specRecord()}, 1, words{}, opt); s.ITL != plain {
+		if s := Compute([]record.Record{specRecord()}, 1, words{}, opt); !sameStats(s.ITL, plain) {
 			t.Errorf("%+v: ITL = %+v, want plain %+v", opt, s.ITL, plain)
 		}
 	}
 	// Chunk lengths that do not fit keep the plain gaps rather than panic.
 	bad := specRecord()
 	bad.ChunkLens[0] = 1000
-	if s := Compute([]record.Record{bad}, 1, words{}, Options{ChunkLens: true, AcceptLength: ptr(2)}); s.ITL != plain {
+	if s := Compute([]record.Record{bad}, 1, words{}, Options{ChunkLens: true, AcceptLength: ptr(2)}); !sameStats(s.ITL, plain) {
 		t.Errorf("oversized chunks: ITL = %+v, want plain %+v", s.ITL, plain)
 	}
 }

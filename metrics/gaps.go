@@ -15,15 +15,14 @@ import (
 // records as they go; the order statistics are selected by radix over the
 // nanoseconds, since a gap's seconds never decrease as its nanoseconds grow.
 func describeGaps(recs []record.Record, n int) Stats {
-	st, _ := describeGapsWith(recs, n, nil)
-	return st
+	return describeGapsWith(recs, n, nil)
 }
 
-// describeGapsWith is describeGaps that also returns the percentiles ps of
-// the gaps, in milliseconds.
-func describeGapsWith(recs []record.Record, n int, ps []float64) (Stats, []float64) {
+// describeGapsWith is describeGaps that also sets More to the percentiles
+// ps of the gaps, in milliseconds (their ranks selected with the others).
+func describeGapsWith(recs []record.Record, n int, ps []float64) Stats {
 	if n == 0 {
-		return Stats{}, zeros(ps)
+		return Stats{More: zeros(ps)}
 	}
 	c := gapCursor{recs: recs}
 	m := (0 + c.pairwise(n, false, 0)) / float64(n)
@@ -39,7 +38,8 @@ func describeGapsWith(recs []record.Record, n int, ps []float64) (Stats, []float
 	vals := selectGaps(recs, n, ranks)
 	at := func(k int) float64 { return vals[k].Seconds() }
 	orderStats(&st, n, at)
-	return st, percentilesAt(n, ps, at)
+	st.More = percentilesAt(n, ps, at)
+	return st
 }
 
 // gapCursor reads the successful records' gaps in order, a record at a

@@ -22,15 +22,14 @@ func Describe(xs []float64) Stats {
 // in the given order (the order matters to the pairwise sum), then xs is
 // sorted once for the median, the percentiles and the maximum.
 func describeInPlace(xs []float64) Stats {
-	st, _ := describeWith(xs, nil)
-	return st
+	return describeWith(xs, nil)
 }
 
-// describeWith is describeInPlace that also returns the percentiles ps of
-// xs, in milliseconds (zeros for no values; nil for no ps).
-func describeWith(xs []float64, ps []float64) (Stats, []float64) {
+// describeWith is describeInPlace that also sets More to the percentiles ps
+// of xs, in milliseconds (zeros for no values; nil for no ps).
+func describeWith(xs []float64, ps []float64) Stats {
 	if len(xs) == 0 {
-		return Stats{}, zeros(ps)
+		return Stats{More: zeros(ps)}
 	}
 	m := mean(xs)
 	sd := stdAround(xs, m)
@@ -38,7 +37,8 @@ func describeWith(xs []float64, ps []float64) (Stats, []float64) {
 	st := Stats{Mean: m * 1000, Std: sd * 1000}
 	at := func(k int) float64 { return xs[k] }
 	orderStats(&st, len(xs), at)
-	return st, percentilesAt(len(xs), ps, at)
+	st.More = percentilesAt(len(xs), ps, at)
+	return st
 }
 
 // percentilesAt is each of ps over n values, in milliseconds, at(k) being

@@ -5,6 +5,10 @@ package metrics
 // Stats are the statistics of one latency, in milliseconds.
 type Stats struct {
 	Mean, Median, Std, P90, P95, P99, Max float64
+	// More holds the percentiles Options.Percentiles asked for
+	// (--metric-percentiles), in their order, computed as P90..P99 are;
+	// nil when none were asked for, zeros when there were no values.
+	More []float64
 }
 
 // Summary is the reference tool's BenchmarkMetrics plus the run's duration,
@@ -56,7 +60,8 @@ type Summary struct {
 
 	// Chosen holds the --metric-percentiles of each metric ("ttft",
 	// "tpot", "itl", "e2el"), in milliseconds, in the flag's order; nil
-	// when none were asked for.
+	// when none were asked for. Its slices are the Stats' More (E2E is
+	// "e2el"), kept by name for the callers that read them so.
 	Chosen map[string][]float64
 }
 
