@@ -50,7 +50,8 @@ func parseGates(cfg *Config, ld traffic) (gates, error) {
 			shell.Run.Goodput = &metrics.Goodput{}
 		}
 		more := make([]float64, len(g.pcts))
-		shell.Summary.Chosen = map[string][]float64{"ttft": more, "tpot": more, "itl": more, "e2el": more}
+		s := &shell.Summary
+		s.TTFT.More, s.TPOT.More, s.ITL.More, s.E2E.More = more, more, more, more
 		if err := report.CheckKeys(g.thresholds, report.ThresholdKeys(shell)); err != nil {
 			return g, usage("%v", err)
 		}

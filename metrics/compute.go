@@ -22,7 +22,7 @@ type Options struct {
 	// CacheReport fills Summary.Cache (--cache-report).
 	CacheReport bool
 	// Percentiles (--metric-percentiles) fills More of the E2E, TTFT, TPOT
-	// and ITL Stats, and Summary.Chosen.
+	// and ITL Stats.
 	Percentiles []float64
 }
 
@@ -99,9 +99,6 @@ func Compute(recs []record.Record, dur float64, tok TokenCounter, opt Options) S
 		s.ITL = describeWith(itl, ps)
 	} else {
 		s.ITL = describeGapsWith(recs, nITL, ps)
-	}
-	if len(ps) > 0 {
-		s.Chosen = map[string][]float64{"e2el": s.E2E.More, "ttft": s.TTFT.More, "tpot": s.TPOT.More, "itl": s.ITL.More}
 	}
 	s.E2E.Max, s.TTFT.Max, s.TPOT.Max = 0, 0, 0 // the reference has max for ITL only
 

@@ -208,8 +208,8 @@ func TestChosenPercentiles(t *testing.T) {
 		if !near(c.got, c.want) {
 			t.Errorf("%s: More = %v, want %v", c.name, c.got, c.want)
 		}
-		if ch := s.Chosen[c.name]; !slices.Equal(ch, c.got) {
-			t.Errorf("%s: Chosen = %v, More = %v", c.name, ch, c.got)
+		if by := s.ByName(c.name).More; !slices.Equal(by, c.got) {
+			t.Errorf("%s: ByName = %v, More = %v", c.name, by, c.got)
 		}
 	}
 	// Whole gaps are exact: 1, 2, 3, 4, 5 ms are whole nanoseconds.
@@ -220,7 +220,7 @@ func TestChosenPercentiles(t *testing.T) {
 	// count is the median, and More leaves them and Max as they were.
 	if plain := Compute(recs, 1, nil, Options{}); !sameStats(s.ITL, Stats{Mean: plain.ITL.Mean, Median: plain.ITL.Median,
 		Std: plain.ITL.Std, P90: plain.ITL.P90, P95: plain.ITL.P95, P99: plain.ITL.P99, Max: plain.ITL.Max, More: s.ITL.More}) ||
-		plain.ITL.More != nil || plain.TTFT.More != nil || plain.TPOT.More != nil || plain.E2E.More != nil || plain.Chosen != nil {
+		plain.ITL.More != nil || plain.TTFT.More != nil || plain.TPOT.More != nil || plain.E2E.More != nil {
 		t.Errorf("More changed the rest, or came without percentiles: %+v vs %+v", s.ITL, plain.ITL)
 	}
 	if s.E2E.Max != 0 || s.TTFT.Max != 0 || s.TPOT.Max != 0 || s.ITL.Max != 5 {

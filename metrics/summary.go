@@ -57,12 +57,6 @@ type Summary struct {
 
 	// Cache is set when --cache-report asked for it.
 	Cache *CacheReport
-
-	// Chosen holds the --metric-percentiles of each metric ("ttft",
-	// "tpot", "itl", "e2el"), in milliseconds, in the flag's order; nil
-	// when none were asked for. Its slices are the Stats' More (E2E is
-	// "e2el"), kept by name for the callers that read them so.
-	Chosen map[string][]float64
 }
 
 // CacheReport sums the prefix-cache figures of the successful requests.
@@ -74,4 +68,20 @@ type CacheReport struct {
 	Device, Host      int
 	Storage           int
 	StorageBackend    string // "" when no request reported storage hits
+}
+
+// ByName is the statistics of a --percentile-metrics name: ttft, tpot,
+// itl or e2el.
+func (s *Summary) ByName(metric string) Stats {
+	switch metric {
+	case "ttft":
+		return s.TTFT
+	case "tpot":
+		return s.TPOT
+	case "itl":
+		return s.ITL
+	case "e2el":
+		return s.E2E
+	}
+	return Stats{}
 }

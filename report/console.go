@@ -149,7 +149,7 @@ func chosen(b []byte, run Run, s metrics.Summary, metric, name string) []byte {
 	if !slices.Contains(run.PercentileMetrics, metric) {
 		return b
 	}
-	vals := s.Chosen[metric]
+	vals := s.ByName(metric).More
 	for i, p := range run.Percentiles {
 		if i >= len(vals) || (metric != "e2el" && inBlock(p)) {
 			continue

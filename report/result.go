@@ -167,7 +167,7 @@ func (res *Result) extra() *pyjson.Object {
 // p99.9_ttft_ms, p50_itl_ms.
 func (res *Result) chosenKeys(o *pyjson.Object) {
 	for _, m := range res.Run.PercentileMetrics {
-		vals := res.Summary.Chosen[m]
+		vals := res.Summary.ByName(m).More
 		for i, p := range res.Run.Percentiles {
 			if i < len(vals) && (m == "e2el" || !inBlock(p)) {
 				o.Set(metrics.PercentileKey(p, m), pyjson.Float(vals[i]))

@@ -1,6 +1,6 @@
 # Regenerates usage_80.txt: Python argparse's format_usage() for our flag table.
-#   go test ./internal/cli -run TestDumpFlags -dump-flags=/tmp/flags.json
-#   COLUMNS=80 python3 internal/cli/testdata/usage.py /tmp/flags.json > internal/cli/testdata/usage_80.txt
+#   go test ./internal/app/cli -run TestDumpFlags -dump-flags=/tmp/flags.json
+#   COLUMNS=80 python3 internal/app/cli/testdata/usage.py /tmp/flags.json > internal/app/cli/testdata/usage_80.txt
 import argparse, json, sys
 
 flags = json.load(open(sys.argv[1]))
@@ -12,6 +12,8 @@ for f in flags:
     if f["action"] == "store_true":
         kw["action"] = "store_true"
     else:
+        if f["action"]:
+            kw["action"] = f["action"]
         if f["nargs"]:
             kw["nargs"] = f["nargs"]
         if f["choices"]:
