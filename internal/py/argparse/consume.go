@@ -104,20 +104,7 @@ func (st *state) take(o *opt, values []string) error {
 	switch {
 	case o.Action == StoreTrue:
 		v = true
-	case o.Action == Append:
-		x, err := convert(o, values[0])
-		if err != nil {
-			return err
-		}
-		if err := checkChoice(o, x); err != nil {
-			return err
-		}
-		var list []any
-		if st.ns.given[o.Dest] {
-			list, _ = st.ns.values[o.Dest].([]any)
-		}
-		v = append(list, x)
-	case o.Nargs == One:
+	case o.Action == Append || o.Nargs == One:
 		x, err := convert(o, values[0])
 		if err != nil {
 			return err
@@ -126,6 +113,13 @@ func (st *state) take(o *opt, values []string) error {
 			return err
 		}
 		v = x
+		if o.Action == Append {
+			var list []any
+			if st.ns.given[o.Dest] {
+				list, _ = st.ns.values[o.Dest].([]any)
+			}
+			v = append(list, x)
+		}
 	default:
 		list := make([]any, len(values))
 		for i, s := range values {
