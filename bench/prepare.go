@@ -56,7 +56,12 @@ type Plan struct {
 	capSteps     []time.Duration
 
 	// runawayOnce: the warning of a reply past its length comes once.
-	runawayOnce sync.Once
+	runawayOnce *sync.Once
+	// py and np are the random state after the rows were built, before
+	// the schedule's draws: At plans again from them.
+	py   pyrand.Python
+	np   pyrand.NumPy
+	lora schedule.LoRA
 }
 
 // Close closes the idle keep-alive connections, so that a process that
@@ -111,7 +116,7 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 		port = *cfg.Port
 	}
 	base := baseURL(cfg, port)
-	p := &Plan{Config: cfg, Env: env, Extra: extra, OutputFile: outputFile(cfg, env.Now()), gates: g, traffic: ld}
+	p := &Plan{Config: cfg, Env: env, Extra: extra, OutputFile: outputFile(cfg, env.Now()), gates: g, traffic: ld, runawayOnce: &sync.Once{}}
 	if err := report.CheckWritable(p.OutputFile); err != nil {
 		return nil, failure("--output-file: %v", err)
 	}
@@ -226,7 +231,7 @@ func (p *Plan) load(ctx context.Context, model string, detected bool, py *pyrand
 	if cfg.LoraName != nil {
 		lora = schedule.LoRA{Names: cfg.LoraName, Distribution: cfg.LoraDistribution, ZipfAlpha: cfg.LoraZipfAlpha}
 	}
-	p.Rows = rows
+	p.Rows, p.py, p.np, p.lora = rows, *py, *np, lora
 	return p.plan(lora, py, np)
 }
 

@@ -32,6 +32,8 @@ type Result struct {
 	Load Load
 	// Thresholds are the --threshold outcomes (Gate sets them).
 	Thresholds []Outcome
+	// Tail holds keys a caller adds after all others (a sweep's point).
+	Tail *pyjson.Object
 }
 
 // Load is how a run was driven beyond the reference's flags: by time,
@@ -158,6 +160,9 @@ func (res *Result) extra() *pyjson.Object {
 	res.Load.keys(o)
 	if len(res.Thresholds) > 0 {
 		thresholdKeys(o, res.Thresholds)
+	}
+	if res.Tail != nil {
+		o.Update(res.Tail)
 	}
 	return o
 }

@@ -16,7 +16,8 @@ import (
 const (
 	prog        = "benchserve"
 	description = "Benchmark the online serving throughput. Other commands, each with --help: " +
-		"\"benchserve sim\" (a simulated inference server), \"benchserve tokenize\" (run a tokenizer on stdin), " +
+		"\"benchserve sweep\" (many loads, or the highest load meeting an SLO), " +
+		"\"benchserve one-batch\" (one batched request per case), \"benchserve sim\" (a simulated inference server), \"benchserve tokenize\" (run a tokenizer on stdin), " +
 		"\"benchserve calibrate\" (measure this client's own error against the simulator)."
 )
 
