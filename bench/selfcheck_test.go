@@ -2,13 +2,14 @@ package bench
 
 import (
 	"strings"
+	"sync"
 	"testing"
 )
 
 // A reply past its length warns once a run, naming the likely cause.
 func TestRunawayWarnsOnce(t *testing.T) {
 	var errb strings.Builder
-	p := &Plan{Config: &Config{}, Env: Env{Stderr: &errb}}
+	p := &Plan{Config: &Config{}, Env: Env{Stderr: &errb}, runawayOnce: &sync.Once{}}
 	p.Config.Backend = "vllm-chat"
 	p.runaway(100, 264)
 	p.runaway(100, 300)

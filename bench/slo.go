@@ -44,19 +44,37 @@ func parseGates(cfg *Config, ld traffic) (gates, error) {
 		g.thresholds = append(g.thresholds, t)
 	}
 	if len(g.thresholds) > 0 {
-		spec, _ := backend.Lookup(cfg.Backend)
-		shell := report.Result{Run: runOf(cfg, spec, g, nil), Load: ld.report(cfg)}
-		if !g.slo.Empty() {
-			shell.Run.Goodput = &metrics.Goodput{}
-		}
-		more := make([]float64, len(g.pcts))
-		s := &shell.Summary
-		s.TTFT.More, s.TPOT.More, s.ITL.More, s.E2E.More = more, more, more, more
-		if err := report.CheckKeys(g.thresholds, report.ThresholdKeys(shell)); err != nil {
+		if err := report.CheckKeys(g.thresholds, resultKeys(cfg, g, ld)); err != nil {
 			return g, usage("%v", err)
 		}
 	}
 	return g, nil
+}
+
+// ResultKeys are the numeric keys the result line of cfg's run will have
+// (for checking a sweep's --slo before it starts).
+func ResultKeys(cfg *Config) ([]string, error) {
+	ld, err := parseLoad(cfg)
+	if err != nil {
+		return nil, err
+	}
+	g, err := parseGates(cfg, ld)
+	if err != nil {
+		return nil, err
+	}
+	return resultKeys(cfg, g, ld), nil
+}
+
+func resultKeys(cfg *Config, g gates, ld traffic) []string {
+	spec, _ := backend.Lookup(cfg.Backend)
+	shell := report.Result{Run: runOf(cfg, spec, g, nil), Load: ld.report(cfg)}
+	if !g.slo.Empty() {
+		shell.Run.Goodput = &metrics.Goodput{}
+	}
+	more := make([]float64, len(g.pcts))
+	s := &shell.Summary
+	s.TTFT.More, s.TPOT.More, s.ITL.More, s.E2E.More = more, more, more, more
+	return report.ThresholdKeys(shell)
 }
 
 // runOf is what the result echoes of the run's flags.

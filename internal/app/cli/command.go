@@ -83,25 +83,11 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 	if code, done := parseOutcome(err, pio); done {
 		return code
 	}
-	if cfg.Sim {
-		if err := simDefaults(cfg, given); err != nil {
-			return exitCode(err, pio.Stderr)
-		}
-	}
-	notes, err := checkGiven(cfg, given, pio.Getenv)
+	stop, err := setUp(cfg, given, pio, prog)
 	if err != nil {
 		return exitCode(err, pio.Stderr)
 	}
-	for _, n := range notes {
-		fmt.Fprintf(pio.Stderr, "%s: note: %s\n", prog, n)
-	}
-	if cfg.Sim {
-		stop, err := startSim(cfg, pio)
-		if err != nil {
-			return exitCode(err, pio.Stderr)
-		}
-		defer stop()
-	}
+	defer stop()
 	_, err = bench.Run(ctx, cfg, bench.Env{
 		Stdout:    pio.Stdout,
 		Stderr:    pio.Stderr,
@@ -111,6 +97,29 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 		Interrupt: interrupts(ctx, pio),
 	})
 	return exitCode(err, pio.Stderr)
+}
+
+// setUp does what a run needs after its flags parse: --sim's defaults, the
+// checks of flags that would have no effect (their notes printed under
+// name), and the in-process simulator, which stop ends.
+func setUp(cfg *bench.Config, given map[string]bool, pio IO, name string) (stop func(), err error) {
+	stop = func() {}
+	if cfg.Sim {
+		if err := simDefaults(cfg, given); err != nil {
+			return stop, err
+		}
+	}
+	notes, err := checkGiven(cfg, given, pio.Getenv)
+	if err != nil {
+		return stop, err
+	}
+	for _, n := range notes {
+		fmt.Fprintf(pio.Stderr, "%s: note: %s\n", name, n)
+	}
+	if cfg.Sim {
+		return startSim(cfg, pio)
+	}
+	return stop, nil
 }
 
 // interrupts turns the first signal into a closed channel, the run's cue to

@@ -303,6 +303,7 @@ func TestSweepUsage(t *testing.T) {
 		{[]string{"--zip", "--request-rate", "1,2", "--max-concurrency", "1,2,3"}, "--zip: the lists have different lengths (2 and 3)"},
 		{[]string{"--request-rate", "1,x"}, "argument --request-rate: invalid float value: 'x'"},
 		{[]string{"--slo", "p99<"}, "--slo \"p99<\""},
+		{[]string{"--search", "request-rate", "--slo", "p99_ttf_ms<5"}, `--slo "p99_ttf_ms<5": no numeric result key "p99_ttf_ms"; keys: request_rate,`},
 		{[]string{"--search-tolerance", "2", "--search", "max-concurrency", "--slo", "a<1"}, "--search-tolerance: must be between 0 and 1"},
 	} {
 		code, _, stderr := run(t, nil, append([]string{"sweep", "--base-url", "http://127.0.0.1:9"}, c.args...)...)

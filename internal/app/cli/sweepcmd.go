@@ -126,6 +126,15 @@ func parseSweep(args []string, cols int) (*sweep.Config, map[string]bool, error)
 	if err := checkSweep(sc, ns); err != nil {
 		return nil, nil, err
 	}
+	if len(sc.SLOs) > 0 {
+		// A misspelt key would fail every run: refuse it now. Flag errors
+		// of the base config are left to the run, which names them.
+		if keys, err := bench.ResultKeys(base); err == nil {
+			if err := report.CheckKeys(sc.SLOs, keys); err != nil {
+				return nil, nil, &UsageError{Msg: strings.Replace(err.Error(), "--threshold", "--slo", 1)}
+			}
+		}
+	}
 	return sc, given, nil
 }
 
@@ -213,26 +222,11 @@ func SweepMain(ctx context.Context, args []string, pio IO) int {
 	if code, done := parseOutcome(err, pio); done {
 		return code
 	}
-	cfg := sc.Base
-	if cfg.Sim {
-		if err := simDefaults(cfg, given); err != nil {
-			return exitCode(err, pio.Stderr)
-		}
-	}
-	notes, err := checkGiven(cfg, given, pio.Getenv)
+	stop, err := setUp(sc.Base, given, pio, sweepProg)
 	if err != nil {
 		return exitCode(err, pio.Stderr)
 	}
-	for _, n := range notes {
-		fmt.Fprintf(pio.Stderr, "%s: note: %s\n", sweepProg, n)
-	}
-	if cfg.Sim {
-		stop, err := startSim(cfg, pio)
-		if err != nil {
-			return exitCode(err, pio.Stderr)
-		}
-		defer stop()
-	}
+	defer stop()
 	err = sweep.Run(ctx, sc, bench.Env{
 		Stdout:    pio.Stdout,
 		Stderr:    pio.Stderr,
