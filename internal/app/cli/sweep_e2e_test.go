@@ -241,6 +241,23 @@ func TestSweepProfileAndRepeats(t *testing.T) {
 	if !strings.Contains(stdout, "3 runs: req/s") {
 		t.Errorf("table:\n%s", stdout)
 	}
+
+	// A loose --repeat-until-cv stops at the first 3 of 6 repeats; an
+	// impossible one runs all 6.
+	for _, c := range []struct {
+		cv   string
+		runs int
+	}{{"0.9", 3}, {"0.0000001", 6}} {
+		os.Remove(out)
+		code, stdout, stderr = run(t, nil, append([]string{"sweep", "--request-rate", "40", "--repeats", "6", "--repeat-until-cv", c.cv}, common...)...)
+		if code != 0 {
+			t.Fatalf("cv %s: exit %d\n%s\n%s", c.cv, code, stdout, stderr)
+		}
+		lines = readLines(t, out)
+		if len(lines) != c.runs+1 || num(t, lines[c.runs], "repeats") != float64(c.runs) {
+			t.Errorf("cv %s: %d lines, want %d runs and their spread", c.cv, len(lines), c.runs)
+		}
+	}
 }
 
 // A point whose every request fails is recorded and the sweep goes on;
