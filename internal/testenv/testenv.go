@@ -185,3 +185,24 @@ func NeedKernelStamps(t testing.TB) {
 }
 
 var kernelStamps = sync.OnceValues(probeStamps)
+
+// BrowserVar makes a missing headless browser a failure (.ci/run
+// installs Debian's chromium).
+const BrowserVar = "BENCHSERVE_BROWSER"
+
+// Chromium returns the path of a headless-capable Chromium, or skips t
+// saying how to install one; under BENCHSERVE_BROWSER=1 it fails t.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {
+		if _, err := os.Stat(name); err == nil {
+			return name
+		}
+	}
+	msg := "no chromium: install Debian's chromium (apt-get install chromium), as .ci/run does"
+	if required(t, BrowserVar) {
+		t.Fatalf("%s=1 but %s", BrowserVar, msg)
+	}
+	t.Skip(msg)
+	return ""
+}

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"benchserve/bench"
+	"benchserve/internal/py/argparse"
+	"benchserve/internal/version"
+	"benchserve/report/page"
+)
+
+func newReportParser() *argparse.Parser {
+	p := argparse.New("benchserve report", "Write one self-contained HTML page (no network needed to view it) from result files "+
+		"(--output-file lines: runs, sweeps, searches) and record files (--record-file): the runs' figures, the load "+
+		"curves of several runs, and each record file's distributions and time series. Usage: benchserve report FILE.jsonl... "+
+		"[--records RECORDS.jsonl...] [-o report.html]")
+	p.Add(argparse.Option{Name: "--records", Nargs: argparse.OneOrMore, Metavar: "RECORDS.jsonl", Help: "Record files, one run each."})
+	p.Add(argparse.Option{Name: "--output", Default: "report.html", Metavar: "FILE.html", Help: "The page to write (also -o)."})
+	return p
+}
+
+// ReportMain runs "benchserve report": 0, 1 when a file cannot be read or
+// written, 2 for a bad command line.
+func ReportMain(_ context.Context, args []string, pio IO) int {
+	files, rest := positionals(args)
+	ns, err := parseArgs(newReportParser(), rest, columns())
+	if err == nil && len(files) == 0 {
+		err = &UsageError{Msg: "give at least one result file: benchserve report FILE.jsonl... [--records RECORDS.jsonl...] [-o report.html]"}
+	}
+	if code, done := parseOutcome(err, pio); done {
+		return code
+	}
+	in := page.Input{Made: "benchserve " + version.String()}
+	for _, f := range files {
+		lines, err := page.ReadLines(f)
+		if err != nil {
+			return exitCode(failed(err), pio.Stderr)
+		}
+		in.Lines = append(in.Lines, lines...)
+	}
+	for _, f := range strList(ns.Get("records")) {
+		recs, err := page.ReadRecords(f)
+		if err != nil {
+			return exitCode(failed(err), pio.Stderr)
+		}
+		in.Records = append(in.Records, page.RecordSet{Name: f, Recs: recs})
+	}
+	out := ns.Get("output").(string)
+	if err := os.WriteFile(out, page.Report(in), 0o644); err != nil {
+		return exitCode(failed(fmt.Errorf("-o: %v", err)), pio.Stderr)
+	}
+	fmt.Fprintf(pio.Stdout, "Wrote %s (%d result lines, %d record files).\n", out, len(in.Lines), len(in.Records))
+	return 0
+}
+
+// positionals splits off the file names that come before the first flag
+// (the flag parser takes options only), and spells -o as --output.
+func positionals(args []string) (files, rest []string) {
+	i := 0
+	for i < len(args) && (args[i] == "-" || !strings.HasPrefix(args[i], "-")) {
+		i++
+	}
+	files = args[:i]
+	for _, a := range args[i:] {
+		switch {
+		case a == "-o":
+			a = "--output"
+		case strings.HasPrefix(a, "-o="):
+			a = "--output=" + a[3:]
+		}
+		rest = append(rest, a)
+	}
+	return files, rest
+}
+
+func failed(err error) error { return &bench.ExitError{Code: bench.ExitFailure, Msg: err.Error()} }
+
+func strList(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, 0, len(l))
+	for _, x := range l {
+		out = append(out, x.(string))
+	}
+	return out
+}
