@@ -91,7 +91,7 @@ func Report(in Input) []byte {
 // (a search's last line has its own paragraph).
 func runTable(lines []Line, runs *[]runData) string {
 	var b strings.Builder
-	b.WriteString(`<table class="runs"><thead><tr><th>#</th><th>file</th><th>backend</th><th>dataset</th><th>rate</th><th>max conc.</th>`)
+	b.WriteString(`<table class="runs"><thead><tr><th>#</th><th>file</th><th>backend</th><th>dataset</th><th>rate</th><th>max conc.</th><th>in/out len</th>`)
 	for _, f := range runFigures {
 		fmt.Fprintf(&b, `<th>%s</th>`, esc(f[1]))
 	}
@@ -114,8 +114,8 @@ func runTable(lines []Line, runs *[]runData) string {
 		if v, ok := l.Num["max_concurrency"]; ok {
 			conc = num(v)
 		}
-		fmt.Fprintf(&b, `<tr><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>`, n, esc(filepath.Base(l.File)),
-			esc(l.Str["backend"]), esc(l.Str["dataset_name"]), rate, conc)
+		fmt.Fprintf(&b, `<tr><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s/%s</td>`, n, esc(filepath.Base(l.File)),
+			esc(l.Str["backend"]), esc(l.Str["dataset_name"]), rate, conc, num(l.Num["random_input_len"]), num(l.Num["random_output_len"]))
 		for _, f := range runFigures {
 			v, ok := l.Num[f[0]]
 			if !ok {
