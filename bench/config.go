@@ -86,6 +86,12 @@ type Config struct {
 	Tag            *string
 	RecordFile     *string // ours: one JSON line per request as it ends
 
+	// The server's side (ours): Prometheus /metrics read during the run.
+	ServerMetricsInterval float64 // seconds between reads
+	NoServerMetrics       bool
+	ServerMetricsURL      *string // default: the server's /metrics
+	ServerMetricsFile     *string // the reads' time series, one JSON line each
+
 	// Profiling
 	Profile           bool
 	ProfileActivities []string

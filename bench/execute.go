@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"benchserve/backend"
+	"benchserve/internal/py/pyjson"
 	"benchserve/metrics"
 	"benchserve/record"
 	"benchserve/serverctl"
@@ -32,6 +33,11 @@ type Execution struct {
 	// ServerInfo is the body of GET /server_info after the run (nil when
 	// it did not answer with JSON).
 	ServerInfo []byte
+	// Server is the server's /metrics over the run (nil when not read,
+	// ServerNote says why); Provenance what defines the server and client.
+	Server     *metrics.ServerView
+	ServerNote string
+	Provenance *pyjson.Object
 }
 
 // Execute runs the plan as the reference's run_benchmark does from its
@@ -105,6 +111,12 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	r.preconnect(sending)
 	// The read delays so far are the warmup's.
 	p.Client.ResetTiming()
+	flushed := 0
+	if flush {
+		flushed = 1
+	}
+	scr, why := r.startServerMetrics(sending)
+	prov := r.provenance(sending, flushed, scr)
 	check := startSelfCheck(p.expected(), cfg.Sim)
 	start := time.Now()
 	ph := phase{slots: p.Slots, cyclic: p.cyclic, bar: bar, check: check, capRamp: p.capSteps != nil}
@@ -114,6 +126,7 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	recs, end, unsent := r.dispatch(sending, inflight, ph, start)
 	e := &Execution{Start: start, Duration: end.Sub(start).Seconds(), Stopped: interrupted(p.Env.Interrupt)}
 	e.Client = check.stop(p.Client.ReadDelays())
+	e.Server, e.ServerNote, e.Provenance = r.serverView(ctx, scr, start), why, prov
 	switch {
 	case e.Stopped:
 		recs, e.NotSent, e.Cancelled = completedOnly(recs)

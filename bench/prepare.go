@@ -90,11 +90,7 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 	if err := validate(cfg); err != nil {
 		return nil, err
 	}
-	ld, err := parseLoad(cfg)
-	if err != nil {
-		return nil, err
-	}
-	g, err := parseGates(cfg, ld)
+	ld, g, err := parseOurs(cfg)
 	if err != nil {
 		return nil, err
 	}

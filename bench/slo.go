@@ -54,15 +54,21 @@ func parseGates(cfg *Config, ld traffic) (gates, error) {
 // ResultKeys are the numeric keys the result line of cfg's run will have
 // (for checking a sweep's --slo before it starts).
 func ResultKeys(cfg *Config) ([]string, error) {
-	ld, err := parseLoad(cfg)
-	if err != nil {
-		return nil, err
-	}
-	g, err := parseGates(cfg, ld)
+	ld, g, err := parseOurs(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return resultKeys(cfg, g, ld), nil
+}
+
+// parseOurs checks the load and SLO flags (ours and vLLM's).
+func parseOurs(cfg *Config) (traffic, gates, error) {
+	ld, err := parseLoad(cfg)
+	if err != nil {
+		return ld, gates{}, err
+	}
+	g, err := parseGates(cfg, ld)
+	return ld, g, err
 }
 
 func resultKeys(cfg *Config, g gates, ld traffic) []string {

@@ -32,6 +32,12 @@ type Result struct {
 	Load Load
 	// Thresholds are the --threshold outcomes (Gate sets them).
 	Thresholds []Outcome
+	// Server is the server's view of the run (its /metrics), nil when
+	// not read; ServerNote says why. Provenance is what defines the
+	// server and the client.
+	Server     *metrics.ServerView
+	ServerNote string
+	Provenance *pyjson.Object
 	// Tail holds keys a caller adds after all others (a sweep's point).
 	Tail *pyjson.Object
 }
@@ -101,6 +107,11 @@ func (res *Result) Print(w io.Writer, plot bool) error {
 		titled[title] = top
 		order = append([]string{title}, order...)
 	}
+	if res.Server != nil || res.ServerNote != "" {
+		const title = "Server view"
+		titled[title] = serverRows(res.Server, res.ServerNote, res.Summary)
+		order = append(order, title)
+	}
 	if rows := res.Load.rows(); len(rows) > 0 {
 		const title = "Load"
 		titled[title] = rows
@@ -158,6 +169,12 @@ func (res *Result) extra() *pyjson.Object {
 		o.Set("cancelled_in_flight", pyjson.Int(st.Cancelled))
 	}
 	res.Load.keys(o)
+	if res.Server != nil || res.ServerNote != "" {
+		serverKeys(o, res.Server, res.ServerNote, res.Summary)
+	}
+	if res.Provenance != nil {
+		o.Set("provenance", res.Provenance.Bytes())
+	}
 	if len(res.Thresholds) > 0 {
 		thresholdKeys(o, res.Thresholds)
 	}

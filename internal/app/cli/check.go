@@ -35,6 +35,9 @@ var unusedFlags = []unused{
 	{flag: "--sim-preset", why: func(c *bench.Config, _ func(string) string) string {
 		return unless(c.Sim, "only --sim starts the simulator")
 	}},
+	{flag: "--server-metrics-interval", why: noMetrics},
+	{flag: "--server-metrics-url", why: noMetrics},
+	{flag: "--server-metrics-file", why: noMetrics},
 	{flag: "--warmup-requests", why: func(c *bench.Config, _ func(string) string) string {
 		return unless(c.WarmupDuration == nil, "--warmup-duration replaces it")
 	}},
@@ -316,6 +319,11 @@ func gspOnly(c *bench.Config, g func(string) string) string {
 
 func mooncakeOnly(c *bench.Config, g func(string) string) string {
 	return datasets(only("only mooncake replays a trace"), "mooncake")(c, g)
+}
+
+// noMetrics: the server-metrics flags do nothing with --no-server-metrics.
+func noMetrics(c *bench.Config, _ func(string) string) string {
+	return unless(!c.NoServerMetrics, "--no-server-metrics turns the reads off")
 }
 
 // gaps: --arrival and --burstiness shape the gaps of a finite rate or a

@@ -1,0 +1,134 @@
+package serverctl
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"benchserve/metrics"
+)
+
+func mustParse(t *testing.T, text string) Scrape {
+	t.Helper()
+	fams, err := ParseMetrics([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Scrape{Fams: fams}
+}
+
+// llm-d-inference-sim's real /metrics (shared/fixtures/wire) parses, with
+// vLLM's colon names, and a run over it (the same text before and after)
+// has no deltas; its gauges and histograms read as they are written.
+func TestParseRealExposition(t *testing.T) {
+	body, err := os.ReadFile("testdata/metrics/llm-d-inference-sim.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mustParse(t, string(body))
+	if len(s.Fams) != 20 {
+		t.Errorf("%d families, want the fixture's 20", len(s.Fams))
+	}
+	v := metrics.ServerSummary(Snapshots([]Scrape{s, s}), 0)
+	g, ok := v.First("vllm:generation_tokens_total")
+	if !ok || g.Kind != metrics.Counter || g.Delta != 0 {
+		t.Errorf("generation tokens %+v", g)
+	}
+	e, ok := v.First("vllm:e2e_request_latency_seconds")
+	if !ok || e.Kind != metrics.Histogram || e.Count != 0 {
+		t.Errorf("e2e histogram %+v", e)
+	}
+	// Several series of one family are told apart by their labels.
+	if _, ok := v.Get(`vllm:request_success_total{finish_reason="length",model_name="fake-model"}`); !ok {
+		var keys []string
+		for _, s := range v.Series {
+			keys = append(keys, s.Key)
+		}
+		t.Errorf("no labelled key for request_success_total; keys: %v", keys)
+	}
+}
+
+// Deltas by hand: a counter that went 100 → 130 → 5 (a restart) → 25
+// counted 30 + 5 + 20 = 55 and is flagged, not 25 − 100 = −75; a gauge's
+// mean, max and last; a histogram's delta, with its quantiles from the
+// bucket deltas (Prometheus' interpolation).
+func TestServerDeltas(t *testing.T) {
+	scrape := func(c float64, g float64, b1, b2, b3 int) Scrape {
+		return mustParse(t, strings.NewReplacer("C", ftoa(c), "G", ftoa(g), "B1", itoa(b1), "B2", itoa(b2), "B3", itoa(b3)).Replace(`# TYPE vllm:generation_tokens_total counter
+vllm:generation_tokens_total{model_name="m"} C
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{model_name="m"} G
+# TYPE vllm:time_to_first_token_seconds histogram
+vllm:time_to_first_token_seconds_bucket{le="0.1"} B1
+vllm:time_to_first_token_seconds_bucket{le="0.2"} B2
+vllm:time_to_first_token_seconds_bucket{le="+Inf"} B3
+vllm:time_to_first_token_seconds_sum 1
+vllm:time_to_first_token_seconds_count B3
+`))
+	}
+	v := metrics.ServerSummary(Snapshots([]Scrape{scrape(100, 0, 10, 10, 10), scrape(130, 4, 10, 10, 10), scrape(5, 8, 10, 10, 10), scrape(25, 2, 20, 110, 110)}), 1)
+	c, _ := v.Get("vllm:generation_tokens_total")
+	if c.Delta != 55 || !c.Reset {
+		t.Errorf("counter delta %v reset %v, want 55 and a reset", c.Delta, c.Reset)
+	}
+	g, _ := v.Get("vllm:num_requests_running")
+	if g.Mean != 3.5 || g.Max != 8 || g.Last != 2 {
+		t.Errorf("gauge %+v, want mean 3.5, max 8, last 2", g)
+	}
+	// The run added 100 observations: 10 up to 0.1 s, 90 in (0.1, 0.2].
+	// p50: rank 50, in the second bucket, 40 of its 90: 0.1 + 0.1 × 40/90.
+	h, _ := v.Get("vllm:time_to_first_token_seconds")
+	if h.Count != 100 || math.Abs(h.P50-(0.1+0.1*40/90)) > 1e-12 || math.Abs(h.P99-(0.1+0.1*89/90)) > 1e-12 {
+		t.Errorf("histogram %+v", h)
+	}
+	if v.Scrapes != 4 || v.Failed != 1 {
+		t.Errorf("scrapes %d failed %d", v.Scrapes, v.Failed)
+	}
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+func itoa(i int) string       { return strconv.Itoa(i) }
+
+// A scrape that fails during the run is a warning, printed once, and the
+// run's view keeps the reads that worked.
+func TestScraperFailureIsAWarning(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		k := n.Add(1)
+		if k == 2 || k == 3 {
+			http.Error(w, "busy", 503)
+			return
+		}
+		w.Write([]byte("# TYPE x counter\nx " + itoa(int(k)) + "\n"))
+	}))
+	defer srv.Close()
+	c := &Server{Base: srv.URL, HTTP: srv.Client()}
+	var warn bytes.Buffer
+	sc, why := c.StartScraper(context.Background(), srv.URL+"/metrics", 30*time.Millisecond, &warn)
+	if sc == nil {
+		t.Fatal(why)
+	}
+	time.Sleep(150 * time.Millisecond)
+	scrapes, failed := sc.Stop(context.Background())
+	if failed != 2 || strings.Count(warn.String(), "warning") != 1 || !strings.Contains(warn.String(), "status 503") {
+		t.Errorf("%d failed, warnings:\n%s", failed, warn.String())
+	}
+	v := metrics.ServerSummary(Snapshots(scrapes), failed)
+	if x, _ := v.Get("x"); x.Delta != float64(n.Load()-1) {
+		t.Errorf("delta %v over %d reads", x.Delta, n.Load())
+	}
+	// No /metrics: no scraper, and why.
+	none := httptest.NewServer(http.NotFoundHandler())
+	defer none.Close()
+	if sc, why := (&Server{Base: none.URL, HTTP: none.Client()}).StartScraper(context.Background(), none.URL+"/metrics", time.Second, &warn); sc != nil || !strings.Contains(why, "status 404") {
+		t.Errorf("scraper %v, why %q", sc, why)
+	}
+}
