@@ -95,7 +95,7 @@ vllm:time_to_first_token_seconds_count B3
 }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-func itoa(i int) string       { return strconv.Itoa(i) }
+func itoa(i int) string     { return strconv.Itoa(i) }
 
 // A scrape that fails during the run is a warning, printed once, and the
 // run's view keeps the reads that worked.
