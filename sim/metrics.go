@@ -67,6 +67,13 @@ func (s *Server) appendMetrics(b []byte) []byte {
 		b = appendFloat(b, v)
 		return append(b, '\n')
 	}
+	// The engine's configuration, as vLLM exports its own (provenance).
+	b = metricHead(b, "vllm:cache_config_info", "Information of the engine's cache configuration.", "gauge")
+	b = append(b, `vllm:cache_config_info{block_size="`...)
+	b = strconv.AppendInt(b, int64(s.cfg.PageSize), 10)
+	b = append(b, `",num_gpu_blocks="`...)
+	b = strconv.AppendInt(b, int64(s.cfg.KVTokens/max(1, s.cfg.PageSize)), 10)
+	b = append(b, `"} 1`+"\n"...)
 	b = s.met.e2e.append(b, "vllm:e2e_request_latency_seconds", "Histogram of end to end request latency in seconds.", label)
 	b = counter(b, "vllm:generation_tokens_total", "Total number of generated tokens.", st.genTokens.Load())
 	b = s.met.itl.append(b, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds (one observation per content chunk after the first).", label)
@@ -88,9 +95,14 @@ func (s *Server) appendMetrics(b []byte) []byte {
 		b = append(b, '\n')
 	}
 	b = s.met.ttft.append(b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds (server side: arrival to the first content chunk written).", label)
-	// SGLang's names for the cache counters, which its own tools read.
+	// SGLang's names for what it exports of the same, which its own tools
+	// (and SGLang users' dashboards) read.
 	b = counter(b, "sglang:cached_tokens_total", "Prompt tokens found in the prefix cache.", st.cachedTokens.Load())
+	b = counter(b, "sglang:generation_tokens_total", "Total number of generated tokens.", st.genTokens.Load())
+	b = gauge(b, "sglang:num_queue_reqs", "Number of requests waiting in the queue.", float64(st.waiting.Load()))
+	b = gauge(b, "sglang:num_running_reqs", "Number of requests in the running batch.", float64(st.running.Load()))
 	b = counter(b, "sglang:prompt_tokens_total", "Total number of prompt tokens processed.", st.promptTokens.Load())
+	b = gauge(b, "sglang:token_usage", "Fraction of the KV-cache pool in use (from 0 to 1).", float64(st.usedKV.Load())/float64(s.cfg.KVTokens))
 	b = metricHead(b, "sim:faults_injected_total", "Faults the simulator injected, by kind (docs/sim.md).", "counter")
 	for k := Fault429; k < numFaultKinds; k++ {
 		b = append(b, `sim:faults_injected_total{kind="`...)

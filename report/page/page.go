@@ -18,6 +18,7 @@ type RecordSet struct {
 type Input struct {
 	Lines   []Line
 	Records []RecordSet
+	Server  []ServerSeries
 	// Made says what made the page (the client's version).
 	Made string
 }
@@ -79,6 +80,18 @@ func Report(in Input) []byte {
 		}
 		body.WriteString(`</section>`)
 		charts = append(charts, rc...)
+	}
+	for i, ss := range in.Server {
+		if len(ss.Rows) == 0 {
+			continue
+		}
+		sc := cleanCharts(serverCharts(fmt.Sprintf("srv%d", i+1), ss))
+		fmt.Fprintf(&body, `<section class="server"><h2>Server metrics of %s</h2><p>%d reads of the server's /metrics.</p>`, esc(filepath.Base(ss.Name)), len(ss.Rows))
+		for k := range sc {
+			body.WriteString(sc[k].SVG())
+		}
+		body.WriteString(`</section>`)
+		charts = append(charts, sc...)
 	}
 	data, _ := json.Marshal(struct {
 		Runs   []runData `json:"runs"`

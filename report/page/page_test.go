@@ -270,3 +270,24 @@ func BenchmarkReport100k(b *testing.B) {
 		b.ReportMetric(float64(len(html))/1e6, "MB")
 	}
 }
+
+// The server's reads over time: gauges as read, the generated-token
+// counter as its rate between reads (a drop, a restart, left out).
+func TestServerCharts(t *testing.T) {
+	rows := []map[string]float64{
+		{"t": 0, "vllm:num_requests_running": 0, "vllm:generation_tokens_total": 100},
+		{"t": 0.5, "vllm:num_requests_running": 4, "vllm:generation_tokens_total": 150},
+		{"t": 1.0, "vllm:num_requests_running": 3, "vllm:generation_tokens_total": 10},
+		{"t": 2.0, "vllm:num_requests_running": 0, "vllm:generation_tokens_total": 210},
+	}
+	cs := serverCharts("s", ServerSeries{Name: "x", Rows: rows})
+	if len(cs) != 2 || cs[0].ID != "s-queue" || cs[1].ID != "s-gen" {
+		t.Fatalf("charts %v", cs)
+	}
+	if y := cs[0].Series[0].Y; len(y) != 4 || y[1] != 4 {
+		t.Errorf("running %v", y)
+	}
+	if g := cs[1].Series[0]; len(g.X) != 2 || g.Y[0] != 100 || g.Y[1] != 200 || g.X[1] != 2 {
+		t.Errorf("generated tok/s %v at %v, want 100 at 0.5 and 200 at 2", g.Y, g.X)
+	}
+}

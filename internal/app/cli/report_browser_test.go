@@ -96,7 +96,8 @@ func TestReportPagesInBrowser(t *testing.T) {
 		"--random-input-len", "32", "--random-output-len", "8", "--num-prompts", "60", "--warmup-requests", "0"}
 	for _, r := range []struct{ name, rate string }{{"a", "40"}, {"b", "80"}} {
 		if code, out, errb := run(t, nil, append([]string{"--request-rate", r.rate, "--output-file", filepath.Join(dir, r.name+".jsonl"),
-			"--record-file", filepath.Join(dir, r.name+".rec")}, common...)...); code != 0 {
+			"--record-file", filepath.Join(dir, r.name+".rec"), "--server-metrics-interval", "0.1",
+			"--server-metrics-file", filepath.Join(dir, r.name+".server")}, common...)...); code != 0 {
 			t.Fatalf("run %s: exit %d\n%s\n%s", r.name, code, out, errb)
 		}
 	}
@@ -106,7 +107,7 @@ func TestReportPagesInBrowser(t *testing.T) {
 	}
 	report := filepath.Join(dir, "report.html")
 	if code, out, errb := run(t, nil, "report", filepath.Join(dir, "s.jsonl"), filepath.Join(dir, "a.jsonl"),
-		"--records", filepath.Join(dir, "a.rec"), "-o", report); code != 0 || !strings.Contains(out, "Wrote "+report) {
+		"--records", filepath.Join(dir, "a.rec"), "--server-metrics", filepath.Join(dir, "a.server"), "-o", report); code != 0 || !strings.Contains(out, "Wrote "+report) {
 		t.Fatalf("report: exit %d\n%s\n%s", code, out, errb)
 	}
 	cmp := filepath.Join(dir, "compare.html")
@@ -116,11 +117,12 @@ func TestReportPagesInBrowser(t *testing.T) {
 		t.Fatalf("compare: exit %d\n%s\n%s", code, out, errb)
 	}
 	// Report: 7 load-curve charts, 6 distributions, throughput, in flight,
-	// TTFT against send time. Compare: 3 overlaid CDFs.
+	// TTFT against send time, and the server's queue, KV cache and
+	// generated tokens. Compare: 3 overlaid CDFs.
 	for _, p := range []struct {
 		path   string
 		charts int
-	}{{report, 16}, {cmp, 3}} {
+	}{{report, 19}, {cmp, 3}} {
 		dom, console := browse(t, chromium, p.path, strings.TrimSuffix(p.path, ".html")+".png")
 		if len(console) > 0 {
 			t.Errorf("%s: console messages:\n%s", p.path, strings.Join(console, "\n"))

@@ -18,6 +18,7 @@ func newReportParser() *argparse.Parser {
 		"curves of several runs, and each record file's distributions and time series. Usage: benchserve report FILE.jsonl... "+
 		"[--records RECORDS.jsonl...] [-o report.html]")
 	p.Add(argparse.Option{Name: "--records", Nargs: argparse.OneOrMore, Metavar: "RECORDS.jsonl", Help: "Record files, one run each."})
+	p.Add(argparse.Option{Name: "--server-metrics", Nargs: argparse.OneOrMore, Metavar: "SERVER.jsonl", Help: "Files of the server's metrics over a run (--server-metrics-file)."})
 	p.Add(argparse.Option{Name: "--output", Default: "report.html", Metavar: "FILE.html", Help: "The page to write (also -o)."})
 	return p
 }
@@ -48,11 +49,18 @@ func ReportMain(_ context.Context, args []string, pio IO) int {
 		}
 		in.Records = append(in.Records, page.RecordSet{Name: f, Recs: recs})
 	}
+	for _, f := range strList(ns.Get("server_metrics")) {
+		s, err := page.ReadServerSeries(f)
+		if err != nil {
+			return exitCode(failed(err), pio.Stderr)
+		}
+		in.Server = append(in.Server, s)
+	}
 	out := ns.Get("output").(string)
 	if err := os.WriteFile(out, page.Report(in), 0o644); err != nil {
 		return exitCode(failed(fmt.Errorf("-o: %v", err)), pio.Stderr)
 	}
-	fmt.Fprintf(pio.Stdout, "Wrote %s (%d result lines, %d record files).\n", out, len(in.Lines), len(in.Records))
+	fmt.Fprintf(pio.Stdout, "Wrote %s (%d result lines, %d record files, %d server metric files).\n", out, len(in.Lines), len(in.Records), len(in.Server))
 	return 0
 }
 
