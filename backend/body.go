@@ -36,6 +36,10 @@ func (c *Client) Body(in *Input) []byte {
 		o = c.trtBody(in)
 	case KindTruss:
 		o = c.trussBody(in)
+	case KindResponses:
+		o = c.responsesBody(in)
+	case KindMessages:
+		o = c.messagesBody(in)
 	default:
 		o = &pyjson.Object{}
 	}

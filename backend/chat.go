@@ -40,8 +40,14 @@ func (p *parser) chatDoc(doc []byte, at time.Time) error {
 	p.text = append(p.text[:0], p.chunk...)
 	p.started = true
 	p.rec.TTFT = at.Sub(p.st).Seconds()
+	p.chatSplit(at)
 	p.usageOutputLen(&f)
 	p.promptLen(&f)
+	if d, ok := f.usage.Get("completion_tokens_details"); ok {
+		if n, ok := intMember(d, "reasoning_tokens"); ok {
+			p.serverReasoning = n
+		}
+	}
 	if meta, _ := first.Get("meta_info"); meta.Kind == jsonscan.Object {
 		p.specInfo(meta.Raw)
 	}

@@ -327,6 +327,25 @@ func (p *parser) keepText() {
 	r.Text = text
 }
 
+// splitCounts splits a chat-like reply's output into reasoning and
+// content tokens: the server's reasoning count, else the reasoning text's
+// own (0 without a tokenizer), and the rest content.
+func (p *parser) splitCounts() {
+	r := p.rec
+	reasoning := p.serverReasoning
+	if reasoning < 0 {
+		reasoning = 0
+		if len(p.reasoning) > 0 && p.c.opt.Counter != nil {
+			reasoning = p.c.opt.Counter.Count(string(p.reasoning))
+		}
+	}
+	r.ReasoningTokens = min(reasoning, r.OutputLen)
+	r.ContentTokens = r.OutputLen - r.ReasoningTokens
+	if !p.sawContent {
+		r.TTFO, r.ContentTokens = 0, 0
+	}
+}
+
 // finish completes a successful request.
 func (p *parser) finish() {
 	p.plainText()
@@ -339,12 +358,15 @@ func (p *parser) finish() {
 	switch p.kind {
 	case KindNative:
 		r.OutputLen, r.OutputSource = p.outputLen, record.OutputServer
-	case KindCompletions, KindChat, KindTruss:
+	case KindCompletions, KindChat, KindTruss, KindResponses, KindMessages:
 		r.OutputLen, r.OutputSource = p.outputCount()
 	case KindTRT:
 		r.OutputSource = record.OutputRequested
 	case KindEmbeddings:
 		r.OutputLen = 0
+	}
+	if p.c.spec.Chat {
+		p.splitCounts()
 	}
 	if p.c.opt.CacheReport && (p.kind == KindNative || p.kind == KindCompletions || p.kind == KindChat) {
 		var d *record.CacheDetails

@@ -62,8 +62,16 @@ type parser struct {
 	// to it outside that string needs no parse (see quick).
 	tmpl             []byte
 	hotStart, hotEnd int
-	hot              jsonscan.Value // set by completions and chat: the content string
-	noQuick          bool           // tests: parse every chunk in full
+	// reasoning is the reasoning text of the reply (chat's
+	// reasoning_content, Responses' reasoning, Anthropic's thinking),
+	// serverReasoning the server's count of its tokens (-1: none);
+	// sawContent: a chunk of content (not reasoning) came (TTFO is set).
+	reasoning       []byte
+	serverReasoning int
+	sawContent      bool
+	reasonLen       int            // the reasoning bytes at the start of p.chunk (chat)
+	hot             jsonscan.Value // set by completions and chat: the content string
+	noQuick         bool           // tests: parse every chunk in full
 }
 
 // reset readies a pooled parser for a request of c, keeping its buffers.
@@ -73,7 +81,7 @@ func (p *parser) reset(c *Client, st time.Time, rec *record.Record, outputLen in
 		c: c, kind: c.kind, st: st, rec: rec, last: st, outputLen: outputLen, requested: outputLen,
 		lastRead: -1, runaway: runawayAt(outputLen),
 		text: p.text[:0], chunk: p.chunk[:0], cacheRaw: p.cacheRaw[:0], tmpl: p.tmpl[:0],
-		itl: p.itl, chunkLens: p.chunkLens[:0],
+		itl: p.itl, chunkLens: p.chunkLens[:0], reasoning: p.reasoning[:0], serverReasoning: -1,
 	}
 }
 
@@ -87,6 +95,13 @@ func (p *parser) line(line []byte, at time.Time) error {
 	b := line
 	if len(b) == 0 || b[0] == ':' { // an SSE comment, such as a keep-alive
 		return nil
+	}
+	if p.kind == KindResponses || p.kind == KindMessages {
+		// Their events name themselves in "event:" lines, which the
+		// data's "type" repeats.
+		if bytes.HasPrefix(b, []byte("event:")) || bytes.HasPrefix(b, []byte("id:")) || bytes.HasPrefix(b, []byte("retry:")) {
+			return nil
+		}
 	}
 	if bytes.HasPrefix(b, []byte("data:")) {
 		b = bytes.TrimLeft(b[5:], " \t")
@@ -109,6 +124,9 @@ func (p *parser) line(line []byte, at time.Time) error {
 
 // doc handles one JSON document: a stream chunk or a whole response.
 func (p *parser) doc(b []byte, at time.Time) error {
+	if p.kind == KindResponses || p.kind == KindMessages {
+		return p.event(b, at)
+	}
 	if p.hotEnd > 0 && p.quick(b, at) {
 		return nil
 	}
@@ -159,6 +177,11 @@ func (p *parser) content(v jsonscan.Value, at time.Time) {
 	}
 	p.token(at, len(p.chunk))
 	p.text = append(p.text, p.chunk...)
+	if p.kind == KindChat {
+		// A chunk the template path took is content alone.
+		p.reasonLen = 0
+		p.chatSplit(at)
+	}
 }
 
 // parse handles a document in full.
@@ -464,6 +487,11 @@ func (p *parser) completions(f *fields, at time.Time) error {
 func (p *parser) chat(f *fields, at time.Time) error {
 	p.usageOutputLen(f)
 	p.promptLen(f)
+	if d, ok := f.usage.Get("completion_tokens_details"); ok {
+		if n, ok := intMember(d, "reasoning_tokens"); ok {
+			p.serverReasoning = n
+		}
+	}
 	if p.c.opt.CacheReport {
 		p.sglextCache(f)
 	}
@@ -481,7 +509,21 @@ func (p *parser) chat(f *fields, at time.Time) error {
 	}
 	p.token(at, len(p.chunk))
 	p.text = append(p.text, p.chunk...)
+	p.chatSplit(at)
 	return nil
+}
+
+// chatSplit keeps a chat chunk's reasoning (its first reasonLen bytes)
+// apart from its content.
+func (p *parser) chatSplit(at time.Time) {
+	all := p.chunk
+	if p.reasonLen > 0 {
+		p.reasoning = append(p.reasoning, all[:p.reasonLen]...)
+	}
+	if len(all) > p.reasonLen && !p.sawContent {
+		p.sawContent = true
+		p.rec.TTFO = at.Sub(p.st).Seconds()
+	}
 }
 
 // chatContent sets p.chunk to (reasoning_content or reasoning or "") +
@@ -510,6 +552,7 @@ func (p *parser) chatContent(m jsonscan.Value) error {
 		return fmt.Errorf("content is a JSON %s, not a string", c.Kind)
 	}
 	p.chunk = r.AppendString(p.chunk[:0])
+	p.reasonLen = len(p.chunk)
 	if len(p.chunk) == 0 {
 		p.hot = c // the content alone makes the chunk
 	}

@@ -385,6 +385,10 @@ data: [DONE]`
 	rec := feedTimed(t, client(t, "sglang-oai-chat", o), body, []float64{5, 10, 20, 30, 40, 45, 46}, 64, 100)
 	check(t, "chat/reasoning", rec, want{true, "Let me think. Hmm.RCAnswer é.", 9, 11, 3, ""})
 	checkTimes(t, "chat/reasoning", rec, 0.010, 0.046, []float64{0.010, 0.010, 0.010})
+	// The first content ("C", after "R" in the same chunk) came at 30 ms.
+	if !near(rec.TTFO, 0.030) || rec.ContentTokens != 9 {
+		t.Errorf("TTFO %v content %d, want 0.030 and 9 (no tokenizer: no reasoning count)", rec.TTFO, rec.ContentTokens)
+	}
 	if got := rec.ChunkLens; len(got) != 3 || got[0] != 5 || got[1] != 2 || got[2] != 10 {
 		t.Errorf("chunk lengths %v, want [5 2 10]", got)
 	}

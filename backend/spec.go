@@ -16,6 +16,8 @@ const (
 	KindTRT              // TensorRT-LLM's Triton generate_stream
 	KindTruss            // Baseten Truss predict
 	KindGServer          // gserver: the reference raises NotImplementedError
+	KindResponses        // OpenAI Responses (ours)
+	KindMessages         // Anthropic Messages (ours)
 )
 
 // Images is how a backend carries the images of the image datasets (image,
@@ -59,8 +61,9 @@ type Spec struct {
 	// DefaultPort is used without --port: the reference's table, with
 	// 30000 for every backend it leaves out (vllm-chat too).
 	DefaultPort int
-	// Chat: the backend sends OpenAI chat messages (Kind is KindChat), so
-	// it can hold a multi-turn conversation and takes messages rows.
+	// Chat: the backend sends chat messages (chat completions, and ours:
+	// the Responses API's input, Anthropic's messages), so it can hold a
+	// multi-turn conversation and takes messages rows.
 	Chat bool
 	// Embedding: the backend measures embeddings (Kind is KindEmbeddings):
 	// no tokens are generated, nothing is streamed, and the console leaves
@@ -101,6 +104,9 @@ type Spec struct {
 	// Implemented is false for gserver, which the reference does not
 	// implement either.
 	Implemented bool
+	// Anthropic: requests authenticate with x-api-key (ANTHROPIC_API_KEY)
+	// and carry anthropic-version.
+	Anthropic bool
 }
 
 // Paths of the request functions.
@@ -112,6 +118,8 @@ const (
 	pathTRT         = "/v2/models/ensemble/generate_stream"
 	pathTruss       = "/v1/models/model:predict"
 	pathModels      = "/v1/models"
+	pathResponses   = "/v1/responses"
+	pathMessages    = "/v1/messages"
 )
 
 // DefaultName is the reference's default --backend.
@@ -158,6 +166,11 @@ var specs = []Spec{
 		ReadyPath:   pathModels,
 		NeedsModel:  "Please provide a model with `--model` when using truss backend. e.g. --model meta-llama/Llama-3.1-8B-Instruct",
 		Implemented: true},
+	// Ours, after the reference's choices.
+	{Name: "openai-responses", Kind: KindResponses, Path: pathResponses, DefaultPort: 8000, Chat: true,
+		Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
+	{Name: "anthropic-messages", Kind: KindMessages, Path: pathMessages, DefaultPort: 8000, Chat: true,
+		Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true, Anthropic: true},
 }
 
 // Specs returns the table, in the reference's order of the --backend

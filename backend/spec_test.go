@@ -12,11 +12,14 @@ var referenceNames = []string{
 	"vllm", "vllm-chat", "vllm-embedding", "lmdeploy", "lmdeploy-chat", "trt", "gserver", "truss",
 }
 
+// ourNames come after the reference's.
+var ourNames = []string{"openai-responses", "anthropic-messages"}
+
 // TestSpecInvariants checks that the rows of the table agree with each
 // other and with what the request functions do.
 func TestSpecInvariants(t *testing.T) {
-	if got := Names(); !slices.Equal(got, referenceNames) {
-		t.Errorf("Names() = %v, want the reference's %v", got, referenceNames)
+	if got := Names(); !slices.Equal(got, append(slices.Clone(referenceNames), ourNames...)) {
+		t.Errorf("Names() = %v, want the reference's %v, then ours %v", got, referenceNames, ourNames)
 	}
 	openAI := func(k Kind) bool { return k == KindCompletions || k == KindChat }
 	kindPath := map[Kind]string{}
@@ -46,7 +49,7 @@ func TestSpecInvariants(t *testing.T) {
 		if s.ReadyPath != "" && !strings.HasPrefix(s.ReadyPath, "/") {
 			fail("ready path %q", s.ReadyPath)
 		}
-		if s.Chat != (s.Kind == KindChat) {
+		if s.Chat != (s.Kind == KindChat || s.Kind == KindResponses || s.Kind == KindMessages) {
 			fail("Chat %v with kind %d", s.Chat, s.Kind)
 		}
 		if s.Embedding != (s.Kind == KindEmbeddings) {
@@ -108,7 +111,7 @@ func TestNamesOf(t *testing.T) {
 		ok   func(Spec) bool
 		want string
 	}{
-		{"chat", func(s Spec) bool { return s.Chat }, "sglang-oai-chat vllm-chat lmdeploy-chat"},
+		{"chat", func(s Spec) bool { return s.Chat }, "sglang-oai-chat vllm-chat lmdeploy-chat openai-responses anthropic-messages"},
 		{"embedding", func(s Spec) bool { return s.Embedding }, "sglang-embedding vllm-embedding"},
 		{"images", func(s Spec) bool { return s.Images != ImagesNone }, "sglang sglang-native sglang-oai-chat vllm-chat"},
 		{"native", func(s Spec) bool { return s.Kind == KindNative }, "sglang sglang-native"},

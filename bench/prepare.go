@@ -117,6 +117,9 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 		return nil, failure("--output-file: %v", err)
 	}
 	auth := authHeader(env.Getenv)
+	if spec, _ := backend.Lookup(cfg.Backend); spec.Anthropic {
+		auth = anthropicHeaders(auth, env.Getenv)
+	}
 	hopt, err := clientOptions(cfg)
 	if err != nil {
 		return nil, usage("%v", err)

@@ -77,6 +77,9 @@ func resultKeys(cfg *Config, g gates, ld traffic) []string {
 	if !g.slo.Empty() {
 		shell.Run.Goodput = &metrics.Goodput{}
 	}
+	if spec.Chat {
+		shell.Run.Reasoning = &metrics.Reasoning{}
+	}
 	more := make([]float64, len(g.pcts))
 	s := &shell.Summary
 	s.TTFT.More, s.TPOT.More, s.ITL.More, s.E2E.More = more, more, more, more

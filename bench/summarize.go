@@ -38,6 +38,13 @@ func Summarize(p *Plan, e *Execution) *report.Result {
 		gp := metrics.ComputeGoodput(recs, g.slo, e.Duration)
 		run.Goodput = &gp
 	}
+	if spec.Chat {
+		rs := metrics.ComputeReasoning(recs)
+		run.Reasoning = &rs
+		if rs.NoContent > 0 {
+			fmt.Fprintf(p.Env.Stderr, "benchserve: warning: %d of %d successful requests ended with no content tokens (only reasoning): a thinking budget may use up the output limit\n", rs.NoContent, rs.Successful)
+		}
+	}
 	ld := p.traffic.report(cfg)
 	ld.NotSent = e.NotSentAtEnd
 	if r := p.traffic.ramp; r != nil {

@@ -29,6 +29,15 @@ type Record struct {
 	Latency float64
 	// TTFT runs from Start to the first chunk with content; 0 means none came.
 	TTFT float64
+	// TTFO (time to first output) runs from Start to the first chunk of
+	// content after any reasoning: what a user first sees. Chat-like
+	// backends set it (0: no content came); without reasoning it is TTFT.
+	TTFO float64
+	// ReasoningTokens and ContentTokens split a chat-like reply's
+	// OutputLen: the reasoning tokens as the server counted them where it
+	// reports them, else the reasoning text's own tokens; the content the
+	// rest.
+	ReasoningTokens, ContentTokens int
 	// KernelTimed: every read of the response was timed with the kernel's
 	// receive time of its bytes (see internal/wire/netstamp), none at the read.
 	KernelTimed bool

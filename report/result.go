@@ -107,6 +107,11 @@ func (res *Result) Print(w io.Writer, plot bool) error {
 		titled[title] = top
 		order = append([]string{title}, order...)
 	}
+	if r := res.Run.Reasoning; r != nil {
+		const title = "Reasoning and content"
+		titled[title] = reasoningRows(r)
+		order = append(order, title)
+	}
 	if res.Server != nil || res.ServerNote != "" {
 		const title = "Server view"
 		titled[title] = serverRows(res.Server, res.ServerNote, res.Summary)
@@ -169,6 +174,9 @@ func (res *Result) extra() *pyjson.Object {
 		o.Set("cancelled_in_flight", pyjson.Int(st.Cancelled))
 	}
 	res.Load.keys(o)
+	if r := res.Run.Reasoning; r != nil {
+		reasoningKeys(o, r)
+	}
 	if res.Server != nil || res.ServerNote != "" {
 		serverKeys(o, res.Server, res.ServerNote, res.Summary)
 	}
@@ -215,6 +223,32 @@ func goodputKeys(o *pyjson.Object, g *metrics.Goodput, slo metrics.SLO) {
 		}
 	}
 	o.Set("goodput_slo_ms", b.Bytes())
+}
+
+// reasoningRows are the TTFO and the token split of chat-like replies.
+func reasoningRows(r *metrics.Reasoning) []Row {
+	return []Row{
+		{"Mean TTFO (ms):", F(r.TTFO.Mean)},
+		{"Median TTFO (ms):", F(r.TTFO.Median)},
+		{"P99 TTFO (ms):", F(r.TTFO.P99)},
+		{"Reasoning tokens:", strconv.Itoa(r.TotalReasoning)},
+		{"Content tokens:", strconv.Itoa(r.TotalContent)},
+		{"Requests with reasoning:", strconv.Itoa(r.WithReasoning)},
+		{"Requests with no content:", strconv.Itoa(r.NoContent)},
+	}
+}
+
+// reasoningKeys write the same: {mean,median,std,p90,p95,p99}_ttfo_ms
+// and the counts.
+func reasoningKeys(o *pyjson.Object, r *metrics.Reasoning) {
+	st := r.TTFO
+	for i, k := range []string{"mean", "median", "std", "p90", "p95", "p99"} {
+		o.Set(k+"_ttfo_ms", pyjson.Float([]float64{st.Mean, st.Median, st.Std, st.P90, st.P95, st.P99}[i]))
+	}
+	o.Set("total_reasoning_tokens", pyjson.Int(r.TotalReasoning))
+	o.Set("total_content_tokens", pyjson.Int(r.TotalContent))
+	o.Set("requests_with_reasoning", pyjson.Int(r.WithReasoning))
+	o.Set("requests_without_content", pyjson.Int(r.NoContent))
 }
 
 // rows are the Load section's lines; none for a run of the reference's

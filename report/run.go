@@ -52,6 +52,9 @@ type Run struct {
 	Percentiles       []float64
 	// RateLabel, when set, is shown for "Traffic request rate:" (a ramp).
 	RateLabel string
+	// Reasoning is set for chat-like backends: TTFO and the reasoning and
+	// content token counts.
+	Reasoning *metrics.Reasoning
 
 	// Extra holds keys of our own, written after every reference key
 	// (details included). They must not repeat a reference key.

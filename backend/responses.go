@@ -1,0 +1,284 @@
+package backend
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"benchserve/internal/py/pyjson"
+	"benchserve/internal/wire/jsonscan"
+)
+
+// The OpenAI Responses API (POST /v1/responses) and the Anthropic
+// Messages API (POST /v1/messages). Both stream semantic events, each an
+// "event: <type>" line then a "data: <json>" line whose "type" repeats
+// it; neither ends with data: [DONE]: the terminal event ends the stream
+// (response.completed, response.incomplete or response.failed;
+// message_stop).
+
+// responsesBody is the Responses request: the prompt as input (a string,
+// or the messages), max_output_tokens, and the sampling settings.
+func (c *Client) responsesBody(in *Input) *pyjson.Object {
+	o := &pyjson.Object{}
+	o.Set("model", pyjson.String(in.Model))
+	if in.Messages != nil || len(in.Images) > 0 {
+		o.Set("input", messages(in))
+	} else {
+		o.Set("input", pyjson.String(in.Text))
+	}
+	o.Set("max_output_tokens", pyjson.Int(in.OutputLen))
+	o.Set("stream", boolJSON(c.opt.Stream))
+	c.setDefaults(o, in)
+	o.Update(in.Extra)
+	setLoRA(o, in)
+	return o
+}
+
+// AnthropicVersion is the anthropic-version header the Messages API
+// requires.
+const AnthropicVersion = "2023-06-01"
+
+// messagesBody is the Messages request: max_tokens (required by the
+// API), the messages, and the sampling settings.
+func (c *Client) messagesBody(in *Input) *pyjson.Object {
+	o := &pyjson.Object{}
+	o.Set("model", pyjson.String(in.Model))
+	o.Set("max_tokens", pyjson.Int(in.OutputLen))
+	o.Set("messages", messages(in))
+	o.Set("stream", boolJSON(c.opt.Stream))
+	c.setDefaults(o, in)
+	o.Update(in.Extra)
+	setLoRA(o, in)
+	return o
+}
+
+// event reads a Responses or Messages document by its "type".
+func (p *parser) event(b []byte, at time.Time) error {
+	v, err := jsonscan.Parse(b)
+	if err != nil {
+		return err
+	}
+	if v.Kind != jsonscan.Object {
+		return fmt.Errorf("expected a JSON object, got %s", v.Kind)
+	}
+	typ, _ := v.Get("type")
+	t := string(typ.AppendString(nil))
+	if p.kind == KindResponses {
+		return p.responsesEvent(t, v, at)
+	}
+	return p.messagesEvent(t, v, at)
+}
+
+func (p *parser) responsesEvent(t string, v jsonscan.Value, at time.Time) error {
+	switch t {
+	case "response.output_text.delta", "response.refusal.delta":
+		d, _ := v.Get("delta")
+		return p.delta(d, false, at)
+	case "response.reasoning_text.delta", "response.reasoning_summary_text.delta":
+		d, _ := v.Get("delta")
+		return p.delta(d, true, at)
+	case "response.completed", "response.incomplete":
+		p.done = true
+		r, _ := v.Get("response")
+		p.responsesUsage(r)
+		if t == "response.incomplete" {
+			p.stop = stopLength
+		} else {
+			p.stop = stopOther
+		}
+	case "response.failed":
+		p.done = true
+		r, _ := v.Get("response")
+		e, _ := r.Get("error")
+		if !e.Truthy() {
+			e = r
+		}
+		return serverError(errorMessage(e))
+	case "error":
+		return serverError(errorMessage(v))
+	case "":
+		if p.whole {
+			return p.responsesDoc(v, at)
+		}
+		return errors.New("an event without a type")
+	}
+	return nil
+}
+
+// responsesUsage reads a response object's usage: input_tokens,
+// output_tokens, output_tokens_details.reasoning_tokens.
+func (p *parser) responsesUsage(r jsonscan.Value) {
+	u, _ := r.Get("usage")
+	if n, ok := intMember(u, "input_tokens"); ok && n > 0 {
+		p.rec.PromptLen = n
+	}
+	if n, ok := intMember(u, "output_tokens"); ok {
+		p.outputLen, p.reported, p.served = n, n, true
+	}
+	d, _ := u.Get("output_tokens_details")
+	if n, ok := intMember(d, "reasoning_tokens"); ok {
+		p.serverReasoning = n
+	}
+	if st, _ := r.Get("status"); string(st.Raw) == `"incomplete"` {
+		p.stop = stopLength
+	} else if string(st.Raw) == `"completed"` {
+		p.stop = stopOther
+	}
+}
+
+// responsesDoc reads a whole (non-streamed) response object: the text of
+// its message items, the reasoning of its reasoning items.
+func (p *parser) responsesDoc(r jsonscan.Value, at time.Time) error {
+	if e, _ := r.Get("error"); e.Truthy() {
+		return serverError(errorMessage(e))
+	}
+	out, _ := r.Get("output")
+	if out.Kind != jsonscan.Array {
+		return errors.New("the response has no output array")
+	}
+	it := out.Elements()
+	for item, ok := it.Next(); ok; item, ok = it.Next() {
+		kind, _ := item.Get("type")
+		reasoning := string(kind.Raw) == `"reasoning"`
+		parts, _ := item.Get("content")
+		pi := parts.Elements()
+		for part, ok := pi.Next(); ok; part, ok = pi.Next() {
+			if txt, _ := part.Get("text"); txt.Kind == jsonscan.String {
+				if err := p.delta(txt, reasoning, at); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	p.responsesUsage(r)
+	return nil
+}
+
+func (p *parser) messagesEvent(t string, v jsonscan.Value, at time.Time) error {
+	switch t {
+	case "content_block_delta":
+		d, _ := v.Get("delta")
+		dt, _ := d.Get("type")
+		switch string(dt.Raw) {
+		case `"text_delta"`:
+			txt, _ := d.Get("text")
+			return p.delta(txt, false, at)
+		case `"thinking_delta"`:
+			txt, _ := d.Get("thinking")
+			return p.delta(txt, true, at)
+		}
+	case "message_start":
+		m, _ := v.Get("message")
+		u, _ := m.Get("usage")
+		if n, ok := intMember(u, "input_tokens"); ok && n > 0 {
+			p.rec.PromptLen = n
+		}
+	case "message_delta":
+		u, _ := v.Get("usage")
+		if n, ok := intMember(u, "output_tokens"); ok {
+			p.outputLen, p.reported, p.served = n, n, true
+		}
+		d, _ := v.Get("delta")
+		p.anthropicStop(d)
+	case "message_stop":
+		p.done = true
+	case "error":
+		e, _ := v.Get("error")
+		return serverError(errorMessage(e))
+	case "message":
+		if p.whole {
+			return p.messagesDoc(v, at)
+		}
+	}
+	return nil
+}
+
+// anthropicStop notes stop_reason: max_tokens is the length limit.
+func (p *parser) anthropicStop(d jsonscan.Value) {
+	sr, _ := d.Get("stop_reason")
+	switch {
+	case sr.Kind != jsonscan.String:
+	case string(sr.Raw) == `"max_tokens"`:
+		p.stop = stopLength
+	default:
+		p.stop = stopOther
+	}
+}
+
+// messagesDoc reads a whole Messages reply: its text and thinking blocks.
+func (p *parser) messagesDoc(m jsonscan.Value, at time.Time) error {
+	content, _ := m.Get("content")
+	it := content.Elements()
+	for block, ok := it.Next(); ok; block, ok = it.Next() {
+		kind, _ := block.Get("type")
+		switch string(kind.Raw) {
+		case `"text"`:
+			txt, _ := block.Get("text")
+			if err := p.delta(txt, false, at); err != nil {
+				return err
+			}
+		case `"thinking"`:
+			txt, _ := block.Get("thinking")
+			if err := p.delta(txt, true, at); err != nil {
+				return err
+			}
+		}
+	}
+	u, _ := m.Get("usage")
+	if n, ok := intMember(u, "input_tokens"); ok && n > 0 {
+		p.rec.PromptLen = n
+	}
+	if n, ok := intMember(u, "output_tokens"); ok {
+		p.outputLen, p.reported, p.served = n, n, true
+	}
+	p.anthropicStop(m)
+	return nil
+}
+
+// delta takes a chunk of text, reasoning or not: any chunk with text is a
+// token for TTFT and ITL (as the reference counts reasoning_content), the
+// first that is not reasoning sets TTFO.
+func (p *parser) delta(v jsonscan.Value, reasoning bool, at time.Time) error {
+	if v.Kind != jsonscan.String {
+		if v.Truthy() {
+			return fmt.Errorf("a delta is a JSON %s, not a string", v.Kind)
+		}
+		return nil
+	}
+	p.chunk = v.AppendString(p.chunk[:0])
+	if len(p.chunk) == 0 {
+		return nil
+	}
+	switch {
+	case !p.whole:
+		p.token(at, len(p.chunk))
+	case !p.started: // a whole reply: its parts are one chunk, TTFT its latency
+		p.started = true
+		p.rec.TTFT = at.Sub(p.st).Seconds()
+	}
+	p.text = append(p.text, p.chunk...)
+	p.split(reasoning, at)
+	return nil
+}
+
+// split keeps the reasoning apart from the content of the chunk just
+// taken (p.chunk), and times the first content.
+func (p *parser) split(reasoning bool, at time.Time) {
+	if reasoning {
+		p.reasoning = append(p.reasoning, p.chunk...)
+		return
+	}
+	if !p.sawContent {
+		p.sawContent = true
+		p.rec.TTFO = at.Sub(p.st).Seconds()
+	}
+}
+
+func intMember(v jsonscan.Value, name string) (int, bool) {
+	x, ok := v.Get(name)
+	if !ok {
+		return 0, false
+	}
+	n, ok := x.Int()
+	return int(n), ok
+}
