@@ -51,8 +51,9 @@ type Config struct {
 	// EOSProbability is the chance that generation stops after each token
 	// when the request does not ask to ignore EOS.
 	EOSProbability float64
-	// ReasoningTokens is how many leading tokens of each chat reply are sent
-	// as reasoning_content instead of content.
+	// ReasoningTokens is how many leading tokens of each chat-like reply are
+	// reasoning: chat's reasoning_content, the Responses reasoning item, the
+	// Messages thinking block.
 	ReasoningTokens int
 	// EmbeddingDim is the length of each /v1/embeddings vector.
 	EmbeddingDim int

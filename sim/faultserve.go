@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -17,6 +18,27 @@ var (
 	errorObject    = []byte(`{"error":{"message":"simulated fault: the engine failed mid-generation","type":"InternalServerError","param":null,"code":500}}`)
 	errorEvent     = []byte("data: " + string(errorObject) + "\n\ndata: [DONE]\n\n")
 )
+
+// eventFaults is a format of named events (responses, messages) whose
+// stream faults write that format's own events.
+type eventFaults interface {
+	// errorEvents is what error-chunk writes in place of the take's
+	// chunk: the format's error event(s), ending the stream.
+	errorEvents(j *job) []byte
+	// errorWhole is the 200 body error-chunk gives a whole reply.
+	errorWhole(j *job) []byte
+	// malformedEvent is a truncated event of the format.
+	malformedEvent() []byte
+}
+
+// trimDone leaves out what ends a stream for no-done: data: [DONE], or an
+// event format's terminal event (the chunk marks where it starts, ev.end).
+func (j *job) trimDone(b []byte) []byte {
+	if _, ok := j.f.(eventFaults); ok {
+		return b[:min(j.ev.end, len(b))]
+	}
+	return bytes.TrimSuffix(b, doneEvent)
+}
 
 // headerFault reads the X-Sim-Fault header: the fault it forces and
 // whether it forces one ("none" forces none).
@@ -121,7 +143,11 @@ func (j *job) streamFault(w http.ResponseWriter, rc *http.ResponseController, ct
 	case FaultStall:
 		sleepCtx(ctx, seconds(j.fault.Arg)) // a client that went away fails the next write
 	case FaultMalformed:
-		writeFlush(w, rc, malformedEvent) //nolint:errcheck // likewise
+		bad := malformedEvent
+		if ef, ok := j.f.(eventFaults); ok {
+			bad = ef.malformedEvent()
+		}
+		writeFlush(w, rc, bad) //nolint:errcheck // likewise
 	case FaultHugeLine:
 		if writeFlush(w, rc, []byte(": ")) == nil {
 			w.Write(padding(j.fault.Arg, 'x')) //nolint:errcheck // likewise
@@ -142,7 +168,11 @@ func (j *job) streamFault(w http.ResponseWriter, rc *http.ResponseController, ct
 			}
 		} else {
 			j.rec.err = "fault: an error object in the stream"
-			if writeFlush(w, rc, errorEvent) == nil {
+			ev := errorEvent
+			if ef, ok := j.f.(eventFaults); ok {
+				ev = ef.errorEvents(j)
+			}
+			if writeFlush(w, rc, ev) == nil {
 				end = j.s.since(time.Now())
 			}
 		}
@@ -159,6 +189,10 @@ func (j *job) wholeFault(b []byte, p *progress) ([]byte, int) {
 	case FaultErrorChunk:
 		p.avail = 0
 		j.rec.err = "fault: an error object in a 200 reply"
+		if ef, ok := j.f.(eventFaults); ok {
+			b = ef.errorWhole(j)
+			return b, len(b)
+		}
 		return errorObject, len(errorObject)
 	case FaultMalformed:
 		return b[:len(b)/2], len(b) / 2

@@ -508,12 +508,15 @@ type truthDoc struct {
 		PrefillStart     float64      `json:"prefill_start"`
 		PrefillEnd       float64      `json:"prefill_end"`
 		FirstChunk       *float64     `json:"first_chunk"`
+		FirstContent     *float64     `json:"first_content"`
 		End              float64      `json:"end"`
 		QueueTime        float64      `json:"queue_time"`
 		TTFT             *float64     `json:"ttft"`
+		TTFO             *float64     `json:"ttfo"`
 		PromptTokens     int          `json:"prompt_tokens"`
 		CachedTokens     int          `json:"cached_tokens"`
 		CompletionTokens int          `json:"completion_tokens"`
+		ReasoningTokens  int          `json:"reasoning_tokens"`
 		SpecVerifyCt     int          `json:"spec_verify_ct"`
 		FinishReason     string       `json:"finish_reason"`
 		Error            string       `json:"error"`
@@ -581,6 +584,10 @@ func TestTruth(t *testing.T) {
 		}
 		if d := r.PrefillEnd - r.PrefillStart; d < 0.002-1e-9 {
 			t.Errorf("%s: prefill took %v, under the 2 ms overhead", r.ID, d)
+		}
+		// No reasoning tokens: the first chunk is the first content.
+		if r.TTFO == nil || *r.TTFO != *r.TTFT || *r.FirstContent != *r.FirstChunk || r.ReasoningTokens != 0 {
+			t.Errorf("%s: ttfo %v, ttft %v, reasoning_tokens %d", r.ID, r.TTFO, *r.TTFT, r.ReasoningTokens)
 		}
 		if math.Abs(*r.TTFT-(*r.FirstChunk-r.Arrival)) > 2e-9 || r.Chunks[0][0] != *r.FirstChunk || r.Chunks[len(r.Chunks)-1][0] > r.End {
 			t.Errorf("%s: ttft %v first %v", r.ID, *r.TTFT, *r.FirstChunk)

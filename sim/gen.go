@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -37,6 +36,8 @@ var (
 	_ format = chatFormat{}
 	_ format = trtFormat{}
 	_ format = embedFormat{}
+	_ format = responsesFormat{}
+	_ format = messagesFormat{}
 )
 
 // apiError is a request the simulator refuses.
@@ -73,6 +74,7 @@ type job struct {
 	params       []promptParams // a batch: one for all prompts, or one each
 	index        int            // a batch's prompt: its position in the list
 	interval     int            // a batch's prompt: SGLang's stream_interval
+	reasoning    int            // leading reply tokens that are reasoning (chat-like formats)
 
 	req     *request
 	rec     *truthRec
@@ -82,6 +84,9 @@ type job struct {
 	idsJSON []byte // output ids so far, comma-separated (native)
 	outIDs  []int  // embeddings: one seed per input
 	buf     []byte
+
+	num uint64   // the request's number, N of its id
+	ev  evStream // event streams (responses, messages): their state
 
 	fault     Fault
 	faultDone bool // a mid-stream fault has acted
@@ -117,6 +122,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, f format) {
 	n := s.newID(w, r, j)
 	j.req = newRequest(j.prompt, j.maxNew, j.ignoreEOS, j.embed, s.cfg.PageSize, mix64(uint64(s.cfg.Seed)^n<<1))
 	j.rec = newTruthRec(j.id, r.URL.Path, j.stream, s.since(j.arrival))
+	j.rec.reasoning = j.reasoning
 	s.pickFault(j, forced, hasForced, n)
 	j.rec.fault = j.fault
 	if !j.early(w, r.Context()) {
@@ -143,6 +149,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, f format) {
 // records and the truth name each request alike.
 func (s *Server) newID(w http.ResponseWriter, r *http.Request, j *job) uint64 {
 	n := s.seq.Add(1)
+	j.num = n
 	j.id = j.f.idPrefix() + strconv.FormatUint(n, 10)
 	if rid := r.Header.Get("X-Request-Id"); plainID(rid) {
 		j.id = rid
@@ -226,7 +233,7 @@ func (j *job) serveStream(w http.ResponseWriter, ctx context.Context) {
 			}
 		}
 		if p.done && j.fault.Kind == FaultNoDone {
-			b = bytes.TrimSuffix(b, doneEvent)
+			b = j.trimDone(b)
 		}
 		if p.done {
 			j.lastWrite()
@@ -335,6 +342,7 @@ func (j *job) finish(p *progress, end int64) {
 	}
 	rec.promptTokens, rec.cachedTokens = len(j.prompt), p.cached
 	rec.completionTokens, rec.verify = p.avail, p.verify
+	rec.reasoningTokens = min(p.avail, rec.reasoning)
 	rec.finish = p.reason.String()
 	if end >= 0 {
 		s.met.e2e.observe(time.Duration(end - rec.arrival))

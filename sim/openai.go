@@ -186,6 +186,7 @@ func (chatFormat) parse(s *Server, r *http.Request, body []byte, j *job) *apiErr
 	if j.prompt, e = s.messageIDs(q.Messages); e != nil {
 		return e
 	}
+	j.reasoning = s.cfg.ReasoningTokens
 	limit := q.MaxCompletionTokens
 	field := "max_completion_tokens"
 	if limit == nil {
@@ -235,7 +236,7 @@ func (chatFormat) whole(j *job, b []byte, p *progress) []byte {
 // [from, from+n): the first --reasoning-tokens of the reply go to
 // reasoning_content, the rest to content.
 func (j *job) chatText(b []byte, from, n int) []byte {
-	v, seed, r := j.s.vocab, j.req.seed, j.s.cfg.ReasoningTokens
+	v, seed, r := j.s.vocab, j.req.seed, j.reasoning
 	if from < r {
 		k := min(n, r-from)
 		b = append(b, `"reasoning_content":"`...)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 )
 
 // decodeBody unmarshals a JSON request body, with vLLM's message on failure.
@@ -111,37 +112,54 @@ func (s *Server) messageIDs(raw json.RawMessage) ([]int, *apiError) {
 	if isNull(raw) {
 		return nil, badRequest("messages is required")
 	}
+	return s.messageListIDs(nil, raw, "messages", "text")
+}
+
+// messageListIDs appends to ids the tokens of a list of {"role","content"}
+// messages, each content a string or a list of parts of which those of the
+// given types count (their "text"). Items without content count nothing.
+func (s *Server) messageListIDs(ids []int, raw json.RawMessage, field string, types ...string) ([]int, *apiError) {
 	var msgs []chatMessage
 	if err := json.Unmarshal(raw, &msgs); err != nil {
-		return nil, badRequest("messages: %v", err)
+		return nil, badRequest("%s: %v", field, err)
 	}
-	var ids []int
 	for i, m := range msgs {
-		c := bytes.TrimSpace(m.Content)
-		switch {
-		case isNull(c):
-		case c[0] == '"':
-			var text string
-			if err := json.Unmarshal(c, &text); err != nil {
-				return nil, badRequest("messages[%d].content: %v", i, err)
-			}
-			ids = append(ids, s.tok.Encode(text, true)...)
-		case c[0] == '[':
-			var parts []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			}
-			if err := json.Unmarshal(c, &parts); err != nil {
-				return nil, badRequest("messages[%d].content: %v", i, err)
-			}
-			for _, p := range parts {
-				if p.Type == "text" {
-					ids = append(ids, s.tok.Encode(p.Text, true)...)
-				}
-			}
-		default:
-			return nil, badRequest("messages[%d].content must be a string or a list of parts", i)
+		var e *apiError
+		if ids, e = s.contentIDs(ids, m.Content, fmt.Sprintf("%s[%d].content", field, i), types...); e != nil {
+			return nil, e
 		}
+	}
+	return ids, nil
+}
+
+// contentIDs appends to ids the tokens of a content field: a string, or a
+// list of parts of which those of the given types count; null counts
+// nothing.
+func (s *Server) contentIDs(ids []int, raw json.RawMessage, field string, types ...string) ([]int, *apiError) {
+	c := bytes.TrimSpace(raw)
+	switch {
+	case isNull(c):
+	case c[0] == '"':
+		var text string
+		if err := json.Unmarshal(c, &text); err != nil {
+			return nil, badRequest("%s: %v", field, err)
+		}
+		ids = append(ids, s.tok.Encode(text, true)...)
+	case c[0] == '[':
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(c, &parts); err != nil {
+			return nil, badRequest("%s: %v", field, err)
+		}
+		for _, p := range parts {
+			if slices.Contains(types, p.Type) {
+				ids = append(ids, s.tok.Encode(p.Text, true)...)
+			}
+		}
+	default:
+		return nil, badRequest("%s must be a string or a list of parts", field)
 	}
 	return ids, nil
 }

@@ -143,6 +143,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("PUT /generate", gen(nativeFormat{}))
 	mux.HandleFunc("POST /v1/completions", gen(completionsFormat{}))
 	mux.HandleFunc("POST /v1/chat/completions", gen(chatFormat{}))
+	mux.HandleFunc("POST /v1/responses", gen(responsesFormat{}))
+	mux.HandleFunc("POST /v1/messages", gen(messagesFormat{}))
 	mux.HandleFunc("POST /v1/models/model:predict", gen(completionsFormat{truss: true}))
 	mux.HandleFunc("POST /v2/models/{model}/generate_stream", gen(trtFormat{stream: true}))
 	mux.HandleFunc("POST /v2/models/{model}/generate", gen(trtFormat{}))
@@ -167,15 +169,25 @@ func (s *Server) routes() http.Handler {
 	if s.cfg.APIKey == "" {
 		return mux
 	}
-	want := []byte("Bearer " + s.cfg.APIKey)
+	want, key := []byte("Bearer "+s.cfg.APIKey), []byte(s.cfg.APIKey)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/health" && r.URL.Path != "/health_generate" &&
-			subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			writeOAIError(w, http.StatusUnauthorized, "AuthenticationError",
-				"Incorrect API key provided: send the header \"Authorization: Bearer <key>\" with the simulator's --api-key.", "")
+		path := r.URL.Path
+		if path == "/health" || path == "/health_generate" ||
+			subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) == 1 ||
+			path == "/v1/messages" && subtle.ConstantTimeCompare([]byte(r.Header.Get("X-Api-Key")), key) == 1 {
+			mux.ServeHTTP(w, r)
 			return
 		}
-		mux.ServeHTTP(w, r)
+		switch path {
+		case "/v1/messages":
+			writeAnthropicError(w, http.StatusUnauthorized, "invalid x-api-key")
+		case "/v1/responses":
+			writeResponsesError(w, http.StatusUnauthorized,
+				"Incorrect API key provided: send the header \"Authorization: Bearer <key>\" with the simulator's --api-key.", "")
+		default:
+			writeOAIError(w, http.StatusUnauthorized, "AuthenticationError",
+				"Incorrect API key provided: send the header \"Authorization: Bearer <key>\" with the simulator's --api-key.", "")
+		}
 	})
 }
 

@@ -21,8 +21,14 @@ type truthRec struct {
 	arrival, enqueued          int64
 	prefillStart, prefillEnd   int64
 	firstChunk, lastChunk, end int64
+	// firstContent is when the first chunk with content (not reasoning)
+	// tokens returned; reasoning is how many leading tokens of the reply
+	// are reasoning, sent counts the tokens of the chunks so far.
+	firstContent    int64
+	reasoning, sent int
 
 	promptTokens, cachedTokens, completionTokens int
+	reasoningTokens                              int
 	verify                                       int
 	finish                                       string
 	err                                          string
@@ -39,6 +45,7 @@ func newTruthRec(id, endpoint string, stream bool, arrival int64) *truthRec {
 	return &truthRec{
 		id: id, endpoint: endpoint, stream: stream, arrival: arrival,
 		enqueued: -1, prefillStart: -1, prefillEnd: -1, firstChunk: -1, lastChunk: -1, end: -1,
+		firstContent: -1,
 	}
 }
 
@@ -55,6 +62,10 @@ func (r *truthRec) chunk(t int64, tokens int, write int64) {
 	r.chunks = binary.AppendUvarint(r.chunks, uint64(max(write, 0)))
 	r.lastChunk = t
 	r.nChunk++
+	if r.firstContent < 0 && r.sent+tokens > r.reasoning {
+		r.firstContent = t
+	}
+	r.sent += tokens
 }
 
 // truthLog keeps the last cap finished requests.
@@ -150,8 +161,9 @@ func (r *truthRec) appendJSON(b []byte) []byte {
 		v    int64
 	}{
 		{"arrival", r.arrival}, {"enqueued", r.enqueued}, {"prefill_start", r.prefillStart},
-		{"prefill_end", r.prefillEnd}, {"first_chunk", r.firstChunk}, {"end", r.end},
-		{"queue_time", span(r.enqueued, r.prefillStart)}, {"ttft", span(r.arrival, r.firstChunk)},
+		{"prefill_end", r.prefillEnd}, {"first_chunk", r.firstChunk}, {"first_content", r.firstContent},
+		{"end", r.end}, {"queue_time", span(r.enqueued, r.prefillStart)},
+		{"ttft", span(r.arrival, r.firstChunk)}, {"ttfo", span(r.arrival, r.firstContent)},
 	} {
 		b = append(b, ',', '"')
 		b = append(b, f.name...)
@@ -168,6 +180,8 @@ func (r *truthRec) appendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(r.cachedTokens), 10)
 	b = append(b, `,"completion_tokens":`...)
 	b = strconv.AppendInt(b, int64(r.completionTokens), 10)
+	b = append(b, `,"reasoning_tokens":`...)
+	b = strconv.AppendInt(b, int64(r.reasoningTokens), 10)
 	b = append(b, `,"spec_verify_ct":`...)
 	b = strconv.AppendInt(b, int64(r.verify), 10)
 	b = append(b, `,"finish_reason":`...)
