@@ -37,7 +37,11 @@ type Options struct {
 	// as the request ends (Record.TextTokens, TextCounted): the metrics'
 	// retokenized output count, taken while the text is at hand. Use the
 	// tokenizer the metrics are given.
-	Counter Counter
+	// ContinuousUsage asks streamed OpenAI requests for the usage in
+	// every chunk (stream_options.continuous_usage_stats), so that each
+	// chunk says how many tokens it carried.
+	ContinuousUsage bool
+	Counter         Counter
 	// Runaway, when set, is called once for each reply that runs past
 	// twice its requested length (and 64 tokens more than it), with the
 	// requested length and the chunks (tokens, for /generate) so far: a

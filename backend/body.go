@@ -170,6 +170,10 @@ func (c *Client) askUsage(o, extra *pyjson.Object) {
 		raw, ok = extra.Get("stream_options")
 	}
 	if !ok {
+		if c.opt.ContinuousUsage {
+			o.Set("stream_options", usageEveryChunk)
+			return
+		}
 		o.Set("stream_options", usageOn)
 		return
 	}
@@ -178,8 +182,15 @@ func (c *Client) askUsage(o, extra *pyjson.Object) {
 		return
 	}
 	opts.Set("include_usage", jsonTrue)
+	if c.opt.ContinuousUsage && !opts.Has("continuous_usage_stats") {
+		opts.Set("continuous_usage_stats", jsonTrue)
+	}
 	o.Set("stream_options", opts.Bytes())
 }
+
+// usageEveryChunk asks for the usage in every chunk as well (vLLM's and
+// SGLang's continuous_usage_stats), for the per-token ITL.
+var usageEveryChunk = []byte(`{"include_usage": true, "continuous_usage_stats": true}`)
 
 // messages builds the chat messages: the list prompt as given, or one user
 // message whose content is the text, or image parts followed by the text.

@@ -354,6 +354,7 @@ func (p *parser) finish() {
 	r.Error, r.ErrorKind = "", ""
 	r.Latency = p.latency
 	r.Gaps = p.itl.Clone()
+	r.ChunkTokens = p.chunkTokens()
 	p.keepText()
 	switch p.kind {
 	case KindNative:

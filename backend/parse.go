@@ -69,9 +69,12 @@ type parser struct {
 	reasoning       []byte
 	serverReasoning int
 	sawContent      bool
-	reasonLen       int            // the reasoning bytes at the start of p.chunk (chat)
-	hot             jsonscan.Value // set by completions and chat: the content string
-	noQuick         bool           // tests: parse every chunk in full
+	reasonLen       int // the reasoning bytes at the start of p.chunk (chat)
+	// cum is, per chunk with content, the server's running count of
+	// completion tokens that came with it (-1: none came).
+	cum     []int32
+	hot     jsonscan.Value // set by completions and chat: the content string
+	noQuick bool           // tests: parse every chunk in full
 }
 
 // reset readies a pooled parser for a request of c, keeping its buffers.
@@ -81,7 +84,7 @@ func (p *parser) reset(c *Client, st time.Time, rec *record.Record, outputLen in
 		c: c, kind: c.kind, st: st, rec: rec, last: st, outputLen: outputLen, requested: outputLen,
 		lastRead: -1, runaway: runawayAt(outputLen),
 		text: p.text[:0], chunk: p.chunk[:0], cacheRaw: p.cacheRaw[:0], tmpl: p.tmpl[:0],
-		itl: p.itl, chunkLens: p.chunkLens[:0], reasoning: p.reasoning[:0], serverReasoning: -1,
+		itl: p.itl, chunkLens: p.chunkLens[:0], reasoning: p.reasoning[:0], serverReasoning: -1, cum: p.cum[:0],
 	}
 }
 
@@ -335,6 +338,7 @@ func (p *parser) finishReason(choice jsonscan.Value) {
 // token records a chunk with content: the first sets TTFT, each later one
 // adds a per-chunk ITL (and, for sglang-oai(-chat), its byte length).
 func (p *parser) token(at time.Time, n int) {
+	p.cum = append(p.cum, -1)
 	p.countChunk(p.chunks + 1)
 	if !p.started {
 		p.started = true
@@ -480,8 +484,39 @@ func (p *parser) completions(f *fields, at time.Time) error {
 	p.content(text, at)
 	if p.kind == KindCompletions {
 		p.usageOutputLen(f)
+		p.chunkCount(f)
 	}
 	return nil
+}
+
+// chunkCount notes the server's running count of completion tokens that
+// came with the chunk just taken (OpenAI streams with usage in every
+// chunk), for the per-token ITL.
+func (p *parser) chunkCount(f *fields) {
+	if len(p.cum) == 0 {
+		return
+	}
+	if ct, ok := f.usage.Get("completion_tokens"); ok {
+		if n, ok := ct.Int(); ok {
+			p.cum[len(p.cum)-1] = int32(min(n, 1<<31-1))
+		}
+	}
+}
+
+// chunkTokens is, per ITL gap, the tokens of the chunk that ended it, when
+// every chunk with content came with the server's running count.
+func (p *parser) chunkTokens() []int32 {
+	if len(p.cum) < 2 || p.whole {
+		return nil
+	}
+	out := make([]int32, len(p.cum)-1)
+	for k := 1; k < len(p.cum); k++ {
+		if p.cum[k] < 0 || p.cum[k-1] < 0 || p.cum[k] < p.cum[k-1] {
+			return nil
+		}
+		out[k-1] = p.cum[k] - p.cum[k-1]
+	}
+	return out
 }
 
 func (p *parser) chat(f *fields, at time.Time) error {
@@ -510,6 +545,7 @@ func (p *parser) chat(f *fields, at time.Time) error {
 	p.token(at, len(p.chunk))
 	p.text = append(p.text, p.chunk...)
 	p.chatSplit(at)
+	p.chunkCount(f)
 	return nil
 }
 

@@ -156,3 +156,25 @@ func TestResponsesMessagesBodies(t *testing.T) {
 type wordCounter struct{}
 
 func (wordCounter) Count(s string) int { return len(strings.Fields(s)) }
+
+// A chat stream with the usage in every chunk (continuous_usage_stats):
+// each gap's chunk carried the difference of the server's running counts.
+func TestChunkTokensFromContinuousUsage(t *testing.T) {
+	body := `data: {"choices":[{"delta":{"content":"a"}}],"usage":{"prompt_tokens":3,"completion_tokens":1}}
+data: {"choices":[{"delta":{"content":"bcd"}}],"usage":{"prompt_tokens":3,"completion_tokens":4}}
+data: {"choices":[{"delta":{"content":"ef"}}],"usage":{"prompt_tokens":3,"completion_tokens":6}}
+data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":6}}
+data: [DONE]`
+	rec := feedTimed(t, client(t, "vllm-chat", Options{Stream: true}), body, []float64{10, 40, 60, 61, 62}, 6, 3)
+	if got := rec.ChunkTokens; len(got) != 2 || got[0] != 3 || got[1] != 2 {
+		t.Errorf("chunk tokens %v, want [3 2]", got)
+	}
+	// Without counts in every chunk: none.
+	body = strings.Replace(body, `,"usage":{"prompt_tokens":3,"completion_tokens":4}`, "", 1)
+	if rec := feedTimed(t, client(t, "vllm-chat", Options{Stream: true}), body, []float64{10, 40, 60, 61, 62}, 6, 3); rec.ChunkTokens != nil {
+		t.Errorf("chunk tokens %v without a count in every chunk", rec.ChunkTokens)
+	}
+	if got := string(client(t, "vllm-chat", Options{Stream: true, ContinuousUsage: true}).Body(&Input{Text: "x", OutputLen: 1})); !strings.Contains(got, `"stream_options": {"include_usage": true, "continuous_usage_stats": true}`) {
+		t.Errorf("body %s", got)
+	}
+}

@@ -61,20 +61,21 @@ type Config struct {
 	Threshold         []string // KEY OP NUMBER expressions
 
 	// Request content
-	DisableStream       bool
-	DisableIgnoreEOS    bool
-	Temperature         float64
-	TopP                float64
-	ReturnLogprob       bool
-	TopLogprobsNum      int
-	TokenIDsLogprob     []int
-	LogprobStartLen     int
-	ReturnRoutedExperts bool
-	ExtraRequestBody    *string
-	LoraName            []string // nil: flag not given
-	LoraDistribution    string
-	LoraZipfAlpha       float64
-	FakePrefill         bool
+	ContinuousUsageStats bool // ours: usage in every chunk, for the per-token ITL
+	DisableStream        bool
+	DisableIgnoreEOS     bool
+	Temperature          float64
+	TopP                 float64
+	ReturnLogprob        bool
+	TopLogprobsNum       int
+	TokenIDsLogprob      []int
+	LogprobStartLen      int
+	ReturnRoutedExperts  bool
+	ExtraRequestBody     *string
+	LoraName             []string // nil: flag not given
+	LoraDistribution     string
+	LoraZipfAlpha        float64
+	FakePrefill          bool
 
 	// Output
 	OutputFile     *string

@@ -350,6 +350,7 @@ func (p *Plan) makeClient(base string, auth http.Header, hopt backend.ClientOpti
 		LogprobStartLen:     cfg.LogprobStartLen,
 		ReturnRoutedExperts: cfg.ReturnRoutedExperts,
 		CacheReport:         cfg.CacheReport,
+		ContinuousUsage:     cfg.ContinuousUsageStats,
 	}
 	if cfg.RequestTimeout != nil {
 		opt.Timeout = seconds(*cfg.RequestTimeout)

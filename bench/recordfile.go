@@ -58,6 +58,8 @@ func (r *recordFile) write(rec *record.Record) {
 	b = pyjson.AppendFloat(b, rec.Latency)
 	b = append(b, `, "ttft": `...)
 	b = pyjson.AppendFloat(b, rec.TTFT)
+	b = append(b, `, "ttfo": `...)
+	b = pyjson.AppendFloat(b, rec.TTFO)
 	b = append(b, `, "itl": [`...)
 	for i, d := range rec.Gaps.All() {
 		if i > 0 {
@@ -69,6 +71,8 @@ func (r *recordFile) write(rec *record.Record) {
 	b = pyjson.AppendInt(b, int64(rec.PromptLen))
 	b = append(b, `, "output_len": `...)
 	b = pyjson.AppendInt(b, int64(rec.OutputLen))
+	b = append(b, `, "reasoning_tokens": `...)
+	b = pyjson.AppendInt(b, int64(rec.ReasoningTokens))
 	b = append(b, `, "error": `...)
 	b = pyjson.AppendString(b, rec.Error)
 	b = append(b, `, "error_kind": `...)

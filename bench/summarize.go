@@ -38,6 +38,7 @@ func Summarize(p *Plan, e *Execution) *report.Result {
 		gp := metrics.ComputeGoodput(recs, g.slo, e.Duration)
 		run.Goodput = &gp
 	}
+	run.PerToken = metrics.ComputePerTokenITL(recs)
 	if spec.Chat {
 		rs := metrics.ComputeReasoning(recs)
 		run.Reasoning = &rs

@@ -295,3 +295,29 @@ func TestChosenPercentilesMatchBlock(t *testing.T) {
 		}
 	}
 }
+
+// Per-token ITL by hand: gaps of 30 ms (3 tokens) and 20 ms (2 tokens)
+// are 10, 10, 10, 10, 10 ms; a record without counts is left out.
+func TestPerTokenITL(t *testing.T) {
+	recs := []record.Record{
+		{Success: true, Gaps: record.GapsOf(msec(30), msec(20)), ChunkTokens: []int32{3, 2}},
+		{Success: true, Gaps: record.GapsOf(msec(99))},
+		{Success: false, Gaps: record.GapsOf(msec(5)), ChunkTokens: []int32{1}},
+	}
+	pt := ComputePerTokenITL(recs)
+	if pt == nil || pt.Requests != 1 || math.Abs(pt.Stats.Mean-10) > 1e-9 || math.Abs(pt.Stats.P99-10) > 1e-9 {
+		t.Errorf("per-token ITL %+v", pt)
+	}
+	if ComputePerTokenITL(recs[1:2]) != nil {
+		t.Error("per-token ITL without counts")
+	}
+	// Reasoning: TTFO over the replies with content, the no-content count.
+	rs := ComputeReasoning([]record.Record{
+		{Success: true, TTFO: 0.05, ReasoningTokens: 3, ContentTokens: 7},
+		{Success: true, TTFO: 0, ReasoningTokens: 10, ContentTokens: 0},
+		{Success: false, TTFO: 9},
+	})
+	if rs.NoContent != 1 || rs.WithReasoning != 2 || rs.TotalReasoning != 13 || rs.TotalContent != 7 || rs.TTFO.Mean != 50 {
+		t.Errorf("reasoning %+v", rs)
+	}
+}

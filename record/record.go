@@ -44,6 +44,10 @@ type Record struct {
 	// Gaps holds the gaps between content chunks (per token for /generate):
 	// the reference's itl list, 3 to 4 bytes a gap.
 	Gaps Gaps
+	// ChunkTokens holds, per ITL gap, how many tokens the chunk that ended
+	// it carried, by the server's own running count (OpenAI streams with
+	// usage in every chunk); nil when the server did not say.
+	ChunkTokens []int32
 	// ChunkLens holds the byte length in Text of the chunk that ended each ITL
 	// gap. Only the sglang-oai and sglang-oai-chat backends fill it: the
 	// metrics retokenize their chunks with it when the server reports

@@ -112,6 +112,16 @@ func (res *Result) Print(w io.Writer, plot bool) error {
 		titled[title] = reasoningRows(r)
 		order = append(order, title)
 	}
+	if pt := res.Run.PerToken; pt != nil {
+		const title = "Per-token ITL"
+		titled[title] = []Row{
+			{"Requests with per-chunk counts:", strconv.Itoa(pt.Requests)},
+			{"Mean ITL per token (ms):", F(pt.Stats.Mean)},
+			{"Median ITL per token (ms):", F(pt.Stats.Median)},
+			{"P99 ITL per token (ms):", F(pt.Stats.P99)},
+		}
+		order = append(order, title)
+	}
 	if res.Server != nil || res.ServerNote != "" {
 		const title = "Server view"
 		titled[title] = serverRows(res.Server, res.ServerNote, res.Summary)
@@ -176,6 +186,13 @@ func (res *Result) extra() *pyjson.Object {
 	res.Load.keys(o)
 	if r := res.Run.Reasoning; r != nil {
 		reasoningKeys(o, r)
+	}
+	if pt := res.Run.PerToken; pt != nil {
+		st := pt.Stats
+		for i, k := range []string{"mean", "median", "std", "p90", "p95", "p99"} {
+			o.Set(k+"_itl_per_token_ms", pyjson.Float([]float64{st.Mean, st.Median, st.Std, st.P90, st.P95, st.P99}[i]))
+		}
+		o.Set("itl_per_token_requests", pyjson.Int(pt.Requests))
 	}
 	if res.Server != nil || res.ServerNote != "" {
 		serverKeys(o, res.Server, res.ServerNote, res.Summary)

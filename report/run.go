@@ -55,6 +55,9 @@ type Run struct {
 	// Reasoning is set for chat-like backends: TTFO and the reasoning and
 	// content token counts.
 	Reasoning *metrics.Reasoning
+	// PerToken is the per-token ITL, where the server said how many
+	// tokens each chunk carried.
+	PerToken *metrics.PerTokenITL
 
 	// Extra holds keys of our own, written after every reference key
 	// (details included). They must not repeat a reference key.

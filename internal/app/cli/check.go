@@ -35,6 +35,9 @@ var unusedFlags = []unused{
 	{flag: "--sim-preset", why: func(c *bench.Config, _ func(string) string) string {
 		return unless(c.Sim, "only --sim starts the simulator")
 	}},
+	{flag: "--continuous-usage-stats", why: backends(func(s backend.Spec) bool { return s.Usage }, func(no []string) string {
+		return and(no) + " requests ask for no usage chunks (only the OpenAI completions and chat backends do)"
+	})},
 	{flag: "--server-metrics-interval", why: noMetrics},
 	{flag: "--server-metrics-url", why: noMetrics},
 	{flag: "--server-metrics-file", why: noMetrics},

@@ -382,4 +382,7 @@ var flags = []flag{
 	{gOutput, argparse.Option{Name: "--server-metrics-file", Type: str,
 		Help: "Append every read of the server's metrics to this file, one JSON line each (seconds since the start, then each gauge's and counter's value), for benchserve report."},
 		ptr(func(c *cfg) **string { return &c.ServerMetricsFile })},
+	{gContent, argparse.Option{Name: "--continuous-usage-stats", Action: argparse.StoreTrue,
+		Help: "Ask streamed OpenAI completions and chat requests for the usage in every chunk (stream_options.continuous_usage_stats, as vLLM and SGLang serve it), so that each chunk says how many tokens it carried: adds the per-token ITL."},
+		val(func(c *cfg) *bool { return &c.ContinuousUsageStats })},
 }
