@@ -3,6 +3,7 @@ package backend
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"benchserve/internal/py/pyjson"
@@ -21,9 +22,16 @@ import (
 func (c *Client) responsesBody(in *Input) *pyjson.Object {
 	o := &pyjson.Object{}
 	o.Set("model", pyjson.String(in.Model))
-	if in.Messages != nil || len(in.Images) > 0 {
+	switch {
+	case len(in.Images) > 0 && in.Messages == nil:
+		o.Set("input", imageMessage(in, func(b []byte, img string) []byte {
+			b = append(b, `{"type": "input_image", "image_url": `...)
+			b = pyjson.AppendString(b, img)
+			return append(b, '}')
+		}, "input_text"))
+	case in.Messages != nil:
 		o.Set("input", messages(in))
-	} else {
+	default:
 		o.Set("input", pyjson.String(in.Text))
 	}
 	o.Set("max_output_tokens", pyjson.Int(in.OutputLen))
@@ -44,12 +52,48 @@ func (c *Client) messagesBody(in *Input) *pyjson.Object {
 	o := &pyjson.Object{}
 	o.Set("model", pyjson.String(in.Model))
 	o.Set("max_tokens", pyjson.Int(in.OutputLen))
-	o.Set("messages", messages(in))
+	if len(in.Images) > 0 && in.Messages == nil {
+		o.Set("messages", imageMessage(in, anthropicImage, "text"))
+	} else {
+		o.Set("messages", messages(in))
+	}
 	o.Set("stream", boolJSON(c.opt.Stream))
 	c.setDefaults(o, in)
 	o.Update(in.Extra)
 	setLoRA(o, in)
 	return o
+}
+
+// imageMessage is one user message of the images (each written by part)
+// then the text as a part of type textType.
+func imageMessage(in *Input, part func([]byte, string) []byte, textType string) []byte {
+	b := []byte(`[{"role": "user", "content": [`)
+	for _, img := range in.Images {
+		b = append(part(b, img), ", "...)
+	}
+	b = append(b, `{"type": "`...)
+	b = append(b, textType...)
+	b = append(b, `", "text": `...)
+	b = pyjson.AppendString(b, in.Text)
+	return append(b, "}]}]"...)
+}
+
+// anthropicImage is an image block: a data URI's media type and base64
+// data as Anthropic's base64 source; any other URL as a url source.
+func anthropicImage(b []byte, img string) []byte {
+	b = append(b, `{"type": "image", "source": `...)
+	if rest, ok := strings.CutPrefix(img, "data:"); ok {
+		if meta, data, ok := strings.Cut(rest, ","); ok && strings.HasSuffix(meta, ";base64") {
+			b = append(b, `{"type": "base64", "media_type": `...)
+			b = pyjson.AppendString(b, strings.TrimSuffix(meta, ";base64"))
+			b = append(b, `, "data": `...)
+			b = pyjson.AppendString(b, data)
+			return append(b, "}}"...)
+		}
+	}
+	b = append(b, `{"type": "url", "url": `...)
+	b = pyjson.AppendString(b, img)
+	return append(b, "}}"...)
 }
 
 // event reads a Responses or Messages document by its "type".

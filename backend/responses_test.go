@@ -152,6 +152,18 @@ func TestResponsesMessagesBodies(t *testing.T) {
 	}
 }
 
+// Images: the Responses API's input_image parts; Anthropic's base64
+// image blocks, from the data URIs the image datasets make.
+func TestResponsesMessagesImages(t *testing.T) {
+	in := &Input{Text: "What is it?", OutputLen: 3, Model: "m", Images: []string{"data:image/png;base64,iVBORw0K"}}
+	if got := string(client(t, "openai-responses", Options{}).Body(in)); !strings.Contains(got, `"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "data:image/png;base64,iVBORw0K"}, {"type": "input_text", "text": "What is it?"}]}]`) {
+		t.Errorf("responses body %s", got)
+	}
+	if got := string(client(t, "anthropic-messages", Options{}).Body(in)); !strings.Contains(got, `"messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0K"}}, {"type": "text", "text": "What is it?"}]}]`) {
+		t.Errorf("messages body %s", got)
+	}
+}
+
 // wordCounter counts words, for the reasoning counts.
 type wordCounter struct{}
 

@@ -167,9 +167,9 @@ var specs = []Spec{
 		NeedsModel:  "Please provide a model with `--model` when using truss backend. e.g. --model meta-llama/Llama-3.1-8B-Instruct",
 		Implemented: true},
 	// Ours, after the reference's choices.
-	{Name: "openai-responses", Kind: KindResponses, Path: pathResponses, DefaultPort: 8000, Chat: true,
+	{Name: "openai-responses", Kind: KindResponses, Path: pathResponses, DefaultPort: 8000, Chat: true, Images: ImagesChat,
 		Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
-	{Name: "anthropic-messages", Kind: KindMessages, Path: pathMessages, DefaultPort: 8000, Chat: true,
+	{Name: "anthropic-messages", Kind: KindMessages, Path: pathMessages, DefaultPort: 8000, Chat: true, Images: ImagesChat,
 		Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true, Anthropic: true},
 }
 

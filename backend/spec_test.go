@@ -113,7 +113,7 @@ func TestNamesOf(t *testing.T) {
 	}{
 		{"chat", func(s Spec) bool { return s.Chat }, "sglang-oai-chat vllm-chat lmdeploy-chat openai-responses anthropic-messages"},
 		{"embedding", func(s Spec) bool { return s.Embedding }, "sglang-embedding vllm-embedding"},
-		{"images", func(s Spec) bool { return s.Images != ImagesNone }, "sglang sglang-native sglang-oai-chat vllm-chat"},
+		{"images", func(s Spec) bool { return s.Images != ImagesNone }, "sglang sglang-native sglang-oai-chat vllm-chat openai-responses anthropic-messages"},
 		{"native", func(s Spec) bool { return s.Kind == KindNative }, "sglang sglang-native"},
 		{"chunk lengths", func(s Spec) bool { return s.ChunkLens }, "sglang-oai sglang-oai-chat"},
 		{"no headers", func(s Spec) bool { return !s.Headers }, "trt"},
