@@ -48,14 +48,16 @@ func TestCheckTarget(t *testing.T) {
 // TestDatasetBackend checks what the datasets are told of each backend:
 // the rows dataset's tests use (backendOf there), from the table.
 func TestDatasetBackend(t *testing.T) {
-	chats := []string{"sglang-oai-chat", "vllm-chat", "lmdeploy-chat"}
-	images := []string{"sglang", "sglang-native", "sglang-oai-chat", "vllm-chat"}
+	chats := []string{"sglang-oai-chat", "vllm-chat", "lmdeploy-chat", "openai-responses", "anthropic-messages"}
+	images := []string{"sglang", "sglang-native", "sglang-oai-chat", "vllm-chat", "openai-responses", "anthropic-messages"}
 	want := map[string]dataset.Backend{
-		"sglang":          {Images: dataset.ImagesNative},
-		"sglang-native":   {Images: dataset.ImagesNative},
-		"sglang-oai-chat": {Chat: true, Images: dataset.ImagesChat},
-		"vllm-chat":       {Chat: true, Images: dataset.ImagesChat},
-		"lmdeploy-chat":   {Chat: true},
+		"sglang":             {Images: dataset.ImagesNative},
+		"sglang-native":      {Images: dataset.ImagesNative},
+		"sglang-oai-chat":    {Chat: true, Images: dataset.ImagesChat},
+		"vllm-chat":          {Chat: true, Images: dataset.ImagesChat},
+		"lmdeploy-chat":      {Chat: true},
+		"openai-responses":   {Chat: true, Images: dataset.ImagesChat},
+		"anthropic-messages": {Chat: true, Images: dataset.ImagesChat},
 	}
 	for _, name := range append(backend.Names(), "tgi") {
 		w := want[name]
