@@ -53,6 +53,12 @@ type Config struct {
 	RampUpStartRPS          *float64
 	RampUpEndRPS            *float64
 	ConcurrencyRampDuration *float64 // the cap rises from 1 to --max-concurrency
+	// One plan split across processes (ours): --shard I/N sends the
+	// plan's slots i with i mod N == I, from the common --start-at (Unix
+	// seconds; --start-in: seconds from now).
+	Shard   *string
+	StartAt *float64
+	StartIn *float64
 
 	// SLOs (vLLM's --goodput and percentile flags; --threshold is ours)
 	Goodput           []string // KEY:MS items; nil: off

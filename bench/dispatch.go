@@ -35,13 +35,14 @@ type phase struct {
 func (r *runner) row(i int) *dataset.Row { return &r.Rows[i%len(r.Rows)] }
 
 // newRecords are the records of slot i: one, or one per round of a
-// conversation, stamped with what the schedule and the dataset say.
-func (r *runner) newRecords(a *arena, i int, at time.Duration) []record.Record {
+// conversation, stamped with what the schedule and the dataset say; seq
+// is the first's number in the whole plan (every shard's).
+func (r *runner) newRecords(a *arena, i, seq int, at time.Duration) []record.Record {
 	row := r.row(i)
 	recs := a.take(max(1, len(row.Turns)))
 	for k := range recs {
 		rec := &recs[k]
-		rec.Seq = a.n - len(recs) + k
+		rec.Seq = seq + k
 		rec.Intended = at.Seconds()
 		rec.InputLen, rec.InputTextLen, rec.InputVisionLen = row.PromptLen, row.TextPromptLen, row.VisionPromptLen
 		rec.PromptLen, rec.OutputLen = row.PromptLen, row.OutputLen
@@ -179,14 +180,19 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 		hint = 0
 	}
 	a := newArena(hint)
-	i := 0
+	i, seq := 0, 0
 	for ; ph.cyclic || i < n; i++ {
 		if paced.Err() != nil {
 			break // interrupted, or the time is up: the rest is not sent
 		}
 		slot := ph.slots[i%n]
 		row := r.row(i)
-		mine := r.newRecords(a, i, slot.At)
+		first := seq
+		seq += max(1, len(row.Turns))
+		if !r.traffic.mine(i) {
+			continue // another shard's
+		}
+		mine := r.newRecords(a, i, first, slot.At)
 		deadline := start.Add(slot.At)
 		// The pacer's lag is how late it released a request it was free
 		// to release on time: from the deadline, or from when the
@@ -224,7 +230,9 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 	wg.Wait()
 	if !ph.cyclic {
 		for ; i < n; i++ {
-			unsent += max(1, len(r.row(i).Turns))
+			if r.traffic.mine(i) {
+				unsent += max(1, len(r.row(i).Turns))
+			}
 		}
 	}
 	return a.all(), last, unsent

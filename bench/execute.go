@@ -117,14 +117,19 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	}
 	scr, why := r.startServerMetrics(sending)
 	prov := r.provenance(sending, flushed, scr)
+	r.shardHeader()
+	start, err := r.commonStart(sending)
+	if err != nil {
+		return nil, err
+	}
 	check := startSelfCheck(p.expected(), cfg.Sim)
-	start := time.Now()
 	ph := phase{slots: p.Slots, cyclic: p.cyclic, bar: bar, check: check, capRamp: p.capSteps != nil}
 	if d := p.traffic.duration; d > 0 {
 		ph.until = start.Add(d)
 	}
 	recs, end, unsent := r.dispatch(sending, inflight, ph, start)
 	e := &Execution{Start: start, Duration: end.Sub(start).Seconds(), Stopped: interrupted(p.Env.Interrupt)}
+	r.shardFooter(e, len(recs))
 	e.Client = check.stop(p.Client.ReadDelays())
 	e.Server, e.ServerNote, e.Provenance = r.serverView(ctx, scr, start), why, prov
 	switch {

@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"benchserve/report"
@@ -16,7 +18,15 @@ type traffic struct {
 	warmup   time.Duration // 0: --warmup-requests
 	ramp     *schedule.Ramp
 	capRamp  time.Duration // --concurrency-ramp-duration
+	// shard of shards (0 shards: the whole plan); startAt, when set, is
+	// the measured run's common start on the wall clock.
+	shard, shards int
+	startAt       time.Time
 }
+
+// mine reports whether slot i is this process's: every slot without
+// --shard, else those with i mod N == I.
+func (t *traffic) mine(i int) bool { return t.shards == 0 || i%t.shards == t.shard }
 
 // parseLoad checks the load flags before any network call, with vLLM's
 // rules for its ramp flags.
@@ -64,10 +74,44 @@ func parseLoad(cfg *Config) (traffic, error) {
 			return ld, usage("--warmup-duration: with --request-rate inf every request leaves at once; give --max-concurrency or a finite --request-rate")
 		}
 	}
+	if cfg.Shard != nil {
+		i, n, err := parseShard(*cfg.Shard)
+		if err != nil {
+			return ld, err
+		}
+		ld.shard, ld.shards = i, n
+	}
+	switch {
+	case cfg.StartAt != nil && cfg.StartIn != nil:
+		return ld, usage("--start-at and --start-in: give one of them")
+	case cfg.StartAt != nil:
+		if math.IsNaN(*cfg.StartAt) || math.IsInf(*cfg.StartAt, 0) || *cfg.StartAt <= 0 {
+			return ld, usage("--start-at: must be a Unix time in seconds, got %s", fmtFloat(*cfg.StartAt))
+		}
+		sec, frac := math.Modf(*cfg.StartAt)
+		ld.startAt = time.Unix(int64(sec), int64(frac*1e9))
+	case cfg.StartIn != nil:
+		d, err := secondsFlag("--start-in", cfg.StartIn)
+		if err != nil {
+			return ld, err
+		}
+		ld.startAt = time.Now().Add(d)
+	}
 	if ld.warmup > 0 && cfg.WarmupRequests != 1 {
 		return ld, usage("--warmup-duration and --warmup-requests %d: give one of them", cfg.WarmupRequests)
 	}
 	return ld, nil
+}
+
+// parseShard parses --shard I/N: 0 <= I < N.
+func parseShard(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(strings.TrimSpace(a))
+	n, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, usage("--shard %q: expected I/N with 0 <= I < N (e.g. 0/4 ... 3/4; a Kubernetes Indexed Job's $JOB_COMPLETION_INDEX is I)", s)
+	}
+	return i, n, nil
 }
 
 // secondsFlag is a flag of seconds: nil is none, else finite and > 0.

@@ -385,7 +385,16 @@ func (p *Plan) expected() int {
 	if p.cyclic {
 		return 0
 	}
-	return len(p.Slots)
+	if p.traffic.shards == 0 {
+		return len(p.Slots)
+	}
+	n := 0
+	for i := range p.Slots {
+		if p.traffic.mine(i) {
+			n++
+		}
+	}
+	return n
 }
 
 func conversations(rows []dataset.Row) bool {

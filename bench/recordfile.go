@@ -73,6 +73,12 @@ func (r *recordFile) write(rec *record.Record) {
 	b = pyjson.AppendInt(b, int64(rec.OutputLen))
 	b = append(b, `, "reasoning_tokens": `...)
 	b = pyjson.AppendInt(b, int64(rec.ReasoningTokens))
+	b = append(b, `, "input_len": `...)
+	b = pyjson.AppendInt(b, int64(rec.InputLen))
+	if rec.TextCounted {
+		b = append(b, `, "text_tokens": `...)
+		b = pyjson.AppendInt(b, int64(rec.TextTokens))
+	}
 	b = append(b, `, "error": `...)
 	b = pyjson.AppendString(b, rec.Error)
 	b = append(b, `, "error_kind": `...)
@@ -87,6 +93,18 @@ func (r *recordFile) write(rec *record.Record) {
 		if err := r.w.Flush(); err != nil && r.err == nil {
 			r.err = err
 		}
+	}
+}
+
+// line appends a line of its own (a shard's header or footer).
+func (r *recordFile) line(o *pyjson.Object) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, err := r.w.Write(append(o.Bytes(), '\n')); err != nil && r.err == nil {
+		r.err = err
 	}
 }
 

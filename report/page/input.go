@@ -92,8 +92,11 @@ func ReadRecords(path string) ([]Rec, error) {
 	err := eachLine(path, func(n int, b []byte) error {
 		var r Rec
 		var kind []byte
+		isRec := false
 		_, err := jsonscan.ParseObject(b, func(key []byte, v jsonscan.Value) {
 			switch {
+			case jsonscan.KeyIs(key, "seq"):
+				isRec = true
 			case jsonscan.KeyIs(key, "start"):
 				r.Start, _ = v.Float()
 			case jsonscan.KeyIs(key, "intended"):
@@ -121,7 +124,9 @@ func ReadRecords(path string) ([]Rec, error) {
 		if err != nil {
 			return fmt.Errorf("%s:%d: not a record line: %v", path, n, err)
 		}
-		out = append(out, r)
+		if isRec { // a shard's header and end lines are not requests
+			out = append(out, r)
+		}
 		return nil
 	})
 	if err == nil && len(out) == 0 {

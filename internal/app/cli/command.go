@@ -74,13 +74,17 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 			return ReportMain(ctx, args[1:], pio)
 		case "compare":
 			return CompareMain(ctx, args[1:], pio)
+		case "merge":
+			return MergeMain(ctx, args[1:], pio)
+		case "k8s-job":
+			return K8sJobMain(ctx, args[1:], pio)
 		}
 		// The benchmark takes no positional argument: a first word that is
 		// not a flag is a mistyped command, better named as one than as
 		// argparse's "unrecognized arguments".
 		if !strings.HasPrefix(args[0], "-") {
 			return exitCode(&bench.ExitError{Code: bench.ExitUsage, Msg: fmt.Sprintf(
-				"unknown command %q (commands: sweep, report, compare, one-batch, sim, tokenize, calibrate; no command runs a benchmark)", args[0])}, pio.Stderr)
+				"unknown command %q (commands: sweep, report, compare, merge, k8s-job, one-batch, sim, tokenize, calibrate; no command runs a benchmark)", args[0])}, pio.Stderr)
 		}
 	}
 	cfg, given, err := ParseGiven(args)

@@ -385,4 +385,13 @@ var flags = []flag{
 	{gContent, argparse.Option{Name: "--continuous-usage-stats", Action: argparse.StoreTrue,
 		Help: "Ask streamed OpenAI completions and chat requests for the usage in every chunk (stream_options.continuous_usage_stats, as vLLM and SGLang serve it), so that each chunk says how many tokens it carried: adds the per-token ITL."},
 		val(func(c *cfg) *bool { return &c.ContinuousUsageStats })},
+	{gTraffic, argparse.Option{Name: "--shard", Type: str, Metavar: "I/N",
+		Help: "Send shard I (from 0) of N of the planned requests (every Nth, conversations whole), from the common --start-at, so that N processes with the same seed together send the single-process plan; merge their --record-files with benchserve merge."},
+		ptr(func(c *cfg) **string { return &c.Shard })},
+	{gTraffic, argparse.Option{Name: "--start-at", Type: float, Metavar: "UNIX_TIME",
+		Help: "Start the measured run at this wall-clock time (Unix seconds), the shards' shared clock."},
+		ptr(func(c *cfg) **float64 { return &c.StartAt })},
+	{gTraffic, argparse.Option{Name: "--start-in", Type: float, Metavar: "SECONDS",
+		Help: "Start the measured run this many seconds from now (instead of --start-at)."},
+		ptr(func(c *cfg) **float64 { return &c.StartIn })},
 }

@@ -67,11 +67,33 @@ func ReportMain(_ context.Context, args []string, pio IO) int {
 // positionals splits off the file names that come before the first flag
 // (the flag parser takes options only), and spells -o as --output.
 func positionals(args []string) (files, rest []string) {
+	return positionalsWith(args, nil)
+}
+
+// positionalsWith also takes the file names after the flags, where the
+// flags are ones (valued) that take exactly one value.
+func positionalsWith(args []string, valued map[string]bool) (files, rest []string) {
 	i := 0
 	for i < len(args) && (args[i] == "-" || !strings.HasPrefix(args[i], "-")) {
 		i++
 	}
 	files = args[:i]
+	if valued != nil {
+		var tail []string
+		for k := i; k < len(args); k++ {
+			a := args[k]
+			switch {
+			case valued[a] && k+1 < len(args):
+				tail = append(tail, a, args[k+1])
+				k++
+			case strings.HasPrefix(a, "-"):
+				tail = append(tail, a)
+			default:
+				files = append(files, a)
+			}
+		}
+		return files, tail
+	}
 	for _, a := range args[i:] {
 		switch {
 		case a == "-o":

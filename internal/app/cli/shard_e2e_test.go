@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+
+	"benchserve/bench"
+)
+
+// A plan split over 2 and over 4 shards (processes sharing the simulator
+// and a common start), merged, is the single run with the same seed: the
+// same planned send times and prompts for the same requests, the same
+// completed count and token totals, latency percentiles within the
+// measurement error; and merging a run's own records gives its figures
+// exactly.
+func TestShardsMergeToTheSingleRun(t *testing.T) {
+	_, base := newSim(t, steadySim(10*time.Millisecond, 2*time.Millisecond))
+	dir := t.TempDir()
+	common := []string{"--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids",
+		"--random-input-len", "32", "--random-output-len", "6", "--num-prompts", "48", "--request-rate", "40",
+		"--warmup-requests", "0", "--no-server-metrics"}
+	single, singleRec := filepath.Join(dir, "single.jsonl"), filepath.Join(dir, "single.rec")
+	if code, out, errb := run(t, nil, append([]string{"--output-file", single, "--record-file", singleRec, "--shard", "0/1", "--start-in", "0.2"}, common...)...); code != 0 {
+		t.Fatalf("single: exit %d\n%s\n%s", code, out, errb)
+	}
+	want := readLine(t, single)
+	wantRecs := recordsBySeq(t, singleRec)
+
+	// The single run's own records, merged, give its figures exactly.
+	mergedSelf := filepath.Join(dir, "self.jsonl")
+	if code, out, errb := run(t, nil, "merge", singleRec, "--output-file", mergedSelf); code != 0 {
+		t.Fatalf("merge of one: exit %d\n%s\n%s", code, out, errb)
+	}
+	self := readLine(t, mergedSelf)
+	for _, k := range []string{"completed", "total_input_tokens", "total_output_tokens", "mean_ttft_ms", "p99_ttft_ms", "median_itl_ms", "p99_itl_ms", "mean_e2e_latency_ms", "p99_e2e_latency_ms"} {
+		if self[k] != want[k] {
+			t.Errorf("merge of the single run's records: %s = %v, the run's %v", k, self[k], want[k])
+		}
+	}
+
+	for _, n := range []int{2, 4} {
+		t.Run(strconv.Itoa(n)+" shards", func(t *testing.T) {
+			start := float64(time.Now().Add(1500*time.Millisecond).UnixNano()) / 1e9
+			var wg sync.WaitGroup
+			var files []string
+			errs := make([]string, n)
+			for i := range n {
+				rec := filepath.Join(dir, "n"+strconv.Itoa(n)+"-"+strconv.Itoa(i)+".rec")
+				files = append(files, rec)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					code, out, errb := run(t, nil, append([]string{"--shard", strconv.Itoa(i) + "/" + strconv.Itoa(n), "--start-at", strconv.FormatFloat(start, 'f', -1, 64),
+						"--record-file", rec, "--output-file", filepath.Join(dir, "n"+strconv.Itoa(n)+"-"+strconv.Itoa(i)+".jsonl")}, common...)...)
+					if code != 0 {
+						errs[i] = out + errb
+					}
+				}()
+			}
+			wg.Wait()
+			for i, e := range errs {
+				if e != "" {
+					t.Fatalf("shard %d: %s", i, e)
+				}
+			}
+			merged := filepath.Join(dir, "merged"+strconv.Itoa(n)+".jsonl")
+			code, out, errb := run(t, nil, append([]string{"merge", "--output-file", merged}, files...)...)
+			if code != 0 || !strings.Contains(out, "Serving Benchmark Result") || !strings.Contains(out, "Shard "+strconv.Itoa(n-1)+"/"+strconv.Itoa(n)+":") {
+				t.Fatalf("merge: exit %d\n%s\n%s", code, out, errb)
+			}
+			got := readLine(t, merged)
+			for _, k := range []string{"completed", "total_input_tokens", "total_output_tokens", "request_rate", "random_input_len"} {
+				if got[k] != want[k] {
+					t.Errorf("%s = %v merged, %v in the single run", k, got[k], want[k])
+				}
+			}
+			// The same requests, planned at the same times, with the same prompts.
+			var gotRecs []recLine
+			for _, f := range files {
+				gotRecs = append(gotRecs, recordsBySeq(t, f)...)
+			}
+			sort.Slice(gotRecs, func(a, b int) bool { return gotRecs[a].Seq < gotRecs[b].Seq })
+			if len(gotRecs) != len(wantRecs) {
+				t.Fatalf("%d records in the shards, %d in the single run", len(gotRecs), len(wantRecs))
+			}
+			for i := range gotRecs {
+				g, w := gotRecs[i], wantRecs[i]
+				if g.Seq != w.Seq || g.Intended != w.Intended || g.InputLen != w.InputLen || g.OutputLen != w.OutputLen {
+					t.Fatalf("request %d: %+v in the shards, %+v alone", i, g, w)
+				}
+			}
+			// Latencies: the same server, the same load; within a few ms.
+			for _, k := range []string{"median_ttft_ms", "mean_e2e_latency_ms", "median_itl_ms"} {
+				if d := math.Abs(num(t, got, k) - num(t, want, k)); d > 5 {
+					t.Errorf("%s = %v merged, %v alone", k, got[k], want[k])
+				}
+			}
+			shards := got["shards"].([]any)
+			if len(shards) != n {
+				t.Errorf("%d shard checks", len(shards))
+			}
+			for _, s := range shards {
+				if off := num(t, s.(map[string]any), "start_offset_ms"); math.Abs(off) > 50 {
+					t.Errorf("shard %v started %v ms off the common start", s.(map[string]any)["shard"], off)
+				}
+			}
+		})
+	}
+}
+
+type recLine struct {
+	Seq       int     `json:"seq"`
+	Intended  float64 `json:"intended"`
+	InputLen  int     `json:"input_len"`
+	OutputLen int     `json:"output_len"`
+}
+
+func recordsBySeq(t *testing.T, path string) []recLine {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []recLine
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if !strings.Contains(l, `"seq"`) {
+			continue // the shard's header and end lines
+		}
+		var r recLine
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Seq < out[b].Seq })
+	return out
+}
+
+// The sample manifest in deploy/k8s is what k8s-job prints for its
+// flags, and every object in it decodes into the Kubernetes API's own
+// types with no unknown field: an Indexed Job of 4 pods, each running
+// shard $(JOB_COMPLETION_INDEX)/4 from the common start, and the merge Job.
+func TestK8sManifest(t *testing.T) {
+	code, out, errb := run(t, nil, "k8s-job", "--shards", "4", "--start-at", "1798000000", "--image", "registry.example.com/benchserve:v1", "--",
+		"--backend", "vllm", "--base-url", "http://vllm.default.svc:8000", "--model", "meta-llama/Llama-3.1-8B-Instruct",
+		"--dataset-name", "random-ids", "--random-input-len", "1024", "--random-output-len", "256", "--request-rate", "400",
+		"--duration", "600", "--max-concurrency", "2048")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errb)
+	}
+	sample, err := os.ReadFile("../../../deploy/k8s/benchserve-job.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(sample) {
+		t.Errorf("deploy/k8s/benchserve-job.json is not what k8s-job prints; regenerate it (the command is in docs/scale-out.md)")
+	}
+	var list struct {
+		APIVersion, Kind string
+		Items            []json.RawMessage
+	}
+	if err := json.Unmarshal(sample, &list); err != nil || list.Kind != "List" || len(list.Items) != 2 {
+		t.Fatalf("list: %v %s %d", err, list.Kind, len(list.Items))
+	}
+	var jobs []batchv1.Job
+	for _, raw := range list.Items {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		var j batchv1.Job
+		if err := dec.Decode(&j); err != nil {
+			t.Fatalf("not a batch/v1 Job: %v", err)
+		}
+		jobs = append(jobs, j)
+	}
+	shards, merge := jobs[0], jobs[1]
+	if *shards.Spec.CompletionMode != batchv1.IndexedCompletion || *shards.Spec.Completions != 4 || *shards.Spec.Parallelism != 4 {
+		t.Errorf("shard job spec %+v", shards.Spec)
+	}
+	c := shards.Spec.Template.Spec.Containers[0]
+	if !reflect.DeepEqual(c.Args[:4], []string{"--shard", "$(JOB_COMPLETION_INDEX)/4", "--start-at", "1798000000"}) || c.Env[0].Name != "JOB_COMPLETION_INDEX" {
+		t.Errorf("shard container %v %v", c.Args, c.Env)
+	}
+	if c.Resources.Requests.Memory().String() != "128Mi" || c.Resources.Requests.Cpu().String() != "762m" {
+		t.Errorf("requests for 512 streams: %v %v", c.Resources.Requests.Memory(), c.Resources.Requests.Cpu())
+	}
+	if m := merge.Spec.Template.Spec.Containers[0]; m.Args[0] != "merge" || m.Args[1] != "/records/records-*.jsonl" {
+		t.Errorf("merge container %v", m.Args)
+	}
+	// The benchmark flags are checked as the main command checks them.
+	if code, _, errb := run(t, nil, "k8s-job", "--shards", "2", "--", "--request-rat", "x"); code != 2 || !strings.Contains(errb, "the benchmark flags after --") {
+		t.Errorf("bad flags: exit %d %q", code, errb)
+	}
+	if code, _, errb := run(t, nil, "k8s-job", "--shards", "2", "--", "--shard", "0/2"); code != 2 || !strings.Contains(errb, "--shard: the manifest sets it") {
+		t.Errorf("--shard given: exit %d %q", code, errb)
+	}
+}
+
+var _ = bench.ExitOK
