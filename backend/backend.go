@@ -53,6 +53,12 @@ type Options struct {
 	// may retokenize chunk by chunk. Records then hold
 	// little more than their gaps, 4 bytes a token.
 	DropText bool
+	// DeferCount leaves the counting (and the dropping) of a reply's text
+	// to the caller, who calls Client.CountText once the request's
+	// concurrency slot is free, so that the count never delays the next
+	// send; Do still counts when it needs the count itself (a server that
+	// stopped early without saying how many tokens it sent).
+	DeferCount bool
 }
 
 // Counter counts the tokens of a text, as

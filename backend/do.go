@@ -318,13 +318,28 @@ func (p *parser) keepText() {
 		r.ChunkLens = slices.Clone(p.chunkLens)
 	}
 	text := string(p.text)
-	if c.opt.Counter != nil {
+	needed := p.stop == stopOther && !(p.served && (p.reported > 0 || len(p.text) == 0))
+	if c.opt.Counter != nil && (!c.opt.DeferCount || needed) {
 		r.TextTokens, r.TextCounted = c.opt.Counter.Count(text), true
 		if c.opt.DropText && !c.spec.ChunkLens {
 			return
 		}
 	}
 	r.Text = text
+}
+
+// CountText counts a successful reply's text that Do left uncounted
+// (Options.DeferCount), and drops the text when Options.DropText says.
+func (c *Client) CountText(r *record.Record) {
+	if !r.Success || c.opt.Counter == nil {
+		return
+	}
+	if !r.TextCounted {
+		r.TextTokens, r.TextCounted = c.opt.Counter.Count(r.Text), true
+	}
+	if c.opt.DropText && !c.spec.ChunkLens {
+		r.Text = ""
+	}
 }
 
 // splitCounts splits a chat-like reply's output into reasoning and

@@ -213,7 +213,16 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer r.release()
+			// The slot is given back as soon as the reply has ended (free),
+			// before the record is counted and written.
+			held := true
+			free := func() {
+				if held {
+					held = false
+					r.release()
+				}
+			}
+			defer free()
 			// The interrupt (or the end of the run's time) may have come
 			// while this goroutine waited to run: then it sends nothing.
 			if paced.Err() != nil {
@@ -222,7 +231,7 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 			if row.Turns != nil {
 				r.converse(paced, inflight, row, slot.LoRA, out, mine, start, ended)
 			} else {
-				r.send(inflight, r.input(row, out, slot.LoRA), &mine[0], start, ended)
+				r.send(inflight, r.input(row, out, slot.LoRA), &mine[0], start, ended, free)
 			}
 			ph.bar.add()
 		}()
@@ -241,17 +250,30 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 // send runs one request into rec under ctx; ended is called when it
 // finished (unless the interrupt cut it). The request is not sent when the
 // run's gate is closed by the time it would be written (rec.Sent is then
-// false).
-func (r *runner) send(ctx context.Context, in *backend.Input, rec *record.Record, epoch time.Time, ended func()) {
+// false). free, when not nil, gives the request's concurrency slot back:
+// it is called as soon as the reply has ended, so that counting the
+// reply's tokens and writing its record never delay the next send.
+func (r *runner) send(ctx context.Context, in *backend.Input, rec *record.Record, epoch time.Time, ended, free func()) {
 	rec.Sent = true
 	in.Gate, in.ID = r.gate, requestID()
 	started := unixTime()
 	r.printStart(in)
 	r.Client.Do(ctx, in, rec, epoch)
+	end := time.Since(epoch).Seconds()
+	// Only a request the interrupt's end of the grace period cut counts as
+	// cancelled: one that failed on its own keeps its kind.
+	cut := rec.ErrorKind == record.KindInterrupted
+	if rec.Sent && !cut && ended != nil {
+		ended()
+	}
+	if free != nil {
+		free()
+	}
 	if !rec.Sent {
 		return
 	}
-	rec.End = time.Since(epoch).Seconds()
+	rec.End = end
+	r.Client.CountText(rec)
 	// Image tokens are our estimate where the server does not count them:
 	// its prompt_tokens, where it reports them, replace the estimate in
 	// the totals too (text and vision split as the estimate split them).
@@ -260,12 +282,8 @@ func (r *runner) send(ctx context.Context, in *backend.Input, rec *record.Record
 		rec.InputVisionLen = max(0, rec.PromptLen-rec.InputTextLen)
 		rec.InputTextLen = rec.PromptLen - rec.InputVisionLen
 	}
-	// Only a request the interrupt's end of the grace period cut counts as
-	// cancelled: one that failed on its own keeps its kind.
-	if rec.ErrorKind == record.KindInterrupted {
+	if cut {
 		rec.Error = "cancelled: the run was interrupted"
-	} else if ended != nil {
-		ended()
 	}
 	r.printEnd(in.ID, started, rec)
 	r.recFile.write(rec)
@@ -299,7 +317,7 @@ func (r *runner) converse(stop, ctx context.Context, row *dataset.Row, lora stri
 			rec.Intended = time.Since(epoch).Seconds()
 		}
 		rec.PromptLen = 0
-		r.send(ctx, in, rec, epoch, ended)
+		r.send(ctx, in, rec, epoch, ended, nil)
 		if !rec.Sent {
 			return
 		}

@@ -154,8 +154,52 @@ func TestGraceFailureKeepsKind(t *testing.T) {
 	}
 	r := &runner{Plan: &Plan{Config: &Config{}, Client: client, Model: "m"}}
 	rec := &record.Record{}
-	r.send(inflight, &backend.Input{Text: "x", OutputLen: 1}, rec, time.Now(), nil)
+	r.send(inflight, &backend.Input{Text: "x", OutputLen: 1}, rec, time.Now(), nil, nil)
 	if rec.Success || rec.ErrorKind != record.KindHTTP5xx {
 		t.Errorf("kind %q (%s), want %s", rec.ErrorKind, rec.Error, record.KindHTTP5xx)
+	}
+}
+
+// gatedCounter's count of a reply waits until the server has seen want
+// requests (or gives up after a while): it can only finish if the next
+// request is sent while the reply before is being counted.
+type gatedCounter struct {
+	srv  *arrivals
+	want int
+}
+
+func (g gatedCounter) Count(text string) int {
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		g.srv.mu.Lock()
+		n := len(g.srv.at)
+		g.srv.mu.Unlock()
+		if n >= g.want {
+			return len(text)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return -1
+}
+
+// Counting a reply's tokens happens off its concurrency slot: with one
+// slot, the second request leaves while the first reply is still being
+// counted (the counter waits for it), and both are counted.
+func TestCountingDoesNotHoldTheSlot(t *testing.T) {
+	srv := &arrivals{}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	r := testRunner(t, ts.URL, 2, 1)
+	client, err := backend.New("vllm", ts.URL, backend.Options{Stream: true, Counter: gatedCounter{srv, 2}, DeferCount: true, DropText: true}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.CloseIdleConnections()
+	r.Client = client
+	recs, _, _ := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, time.Now())
+	for i := range recs {
+		if !recs[i].Success || !recs[i].TextCounted || recs[i].TextTokens != 1 || recs[i].Text != "" {
+			t.Errorf("request %d: success %v, counted %v (%d tokens), text %q: the count waited for a send the slot held up", i, recs[i].Success, recs[i].TextCounted, recs[i].TextTokens, recs[i].Text)
+		}
 	}
 }

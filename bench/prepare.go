@@ -362,6 +362,7 @@ func (p *Plan) makeClient(base string, auth http.Header, hopt backend.ClientOpti
 	opt.Runaway = p.runaway
 	spec, _ := backend.Lookup(cfg.Backend)
 	opt.DropText = !cfg.OutputDetails && !cfg.PrintRequests && !conversations(p.Rows) && !spec.ChunkLens
+	opt.DeferCount = true // counted in send, after the slot is free
 	client, err := backend.New(cfg.Backend, base, opt, h, backend.NewHTTPClient(hopt))
 	if err != nil {
 		return usage("%v", err)
