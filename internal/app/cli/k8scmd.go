@@ -162,4 +162,3 @@ func manifest(s k8sSpec) obj {
 	}
 	return obj{"apiVersion": "v1", "kind": "List", "items": []any{shards, merge}}
 }
-
