@@ -1,6 +1,9 @@
 package bench
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // Load is what a sweep changes between the points of one prepared plan.
 type Load struct {
@@ -25,6 +28,9 @@ func (p *Plan) At(l Load) (*Plan, error) {
 	q.traffic.warmup = 0
 	if cfg.WarmupDuration != nil {
 		q.traffic.warmup = p.traffic.warmup
+	}
+	if !l.Warmup {
+		q.traffic.startAt = time.Time{} // a common start is the first point's
 	}
 	q.Slots, q.warmupSlots, q.capSteps, q.cyclic, q.warmupCyclic = nil, nil, nil, false, false
 	if math.IsNaN(l.Rate) || l.Rate <= 0 {
