@@ -36,10 +36,8 @@ type encoding struct {
 
 	once  sync.Once
 	split matcher
-	// ranks maps a token's bytes to its id (tiktoken's rank); pieces is
-	// the reverse.
-	ranks  map[string]uint
-	pieces []string
+	// ranks maps a token's bytes to its id (tiktoken's rank) and back.
+	ranks *rankTable
 }
 
 // The special ids are tiktoken's; the library knows them but does not
@@ -129,15 +127,13 @@ func (e *encoding) init() {
 	// read back through Decode, one id at a time (see TestTiktokenInit for
 	// what that costs).
 	c.SetErrorMode(tk.ErrorModeNone) // the bytes, not U+FFFD for partial UTF-8
-	e.pieces = make([]string, e.vocab)
-	e.ranks = make(map[string]uint, e.vocab)
+	pieces := make([]string, e.vocab)
 	id := []uint{0}
 	for i := range e.vocab {
 		id[0] = uint(i)
-		s, _ := c.Decode(id) // [0, vocab) is dense: no error
-		e.pieces[i] = s
-		e.ranks[s] = uint(i)
+		pieces[i], _ = c.Decode(id) // [0, vocab) is dense: no error
 	}
+	e.ranks = newRankTable(pieces)
 	// Both patterns have hand-written matchers, so this cannot fail.
 	e.split, _ = compileRegex(e.pattern)
 }
@@ -146,7 +142,7 @@ func (e *encoding) init() {
 // is a token, else tiktoken's byte-pair merge, which joins the adjacent
 // parts whose union has the lowest rank until none is a token.
 func (e *encoding) appendPiece(dst []int, piece string) []int {
-	if id, ok := e.ranks[piece]; ok {
+	if id, ok := e.ranks.rank(piece); ok {
 		return append(dst, int(id))
 	}
 	var stack [64]int
@@ -160,7 +156,7 @@ func (e *encoding) appendPiece(dst []int, piece string) []int {
 	for len(bounds) > 2 {
 		best, bestRank := -1, ^uint(0)
 		for i := 0; i+2 < len(bounds); i++ {
-			if r, ok := e.ranks[piece[bounds[i]:bounds[i+2]]]; ok && r < bestRank {
+			if r, ok := e.ranks.rank(piece[bounds[i]:bounds[i+2]]); ok && r < bestRank {
 				best, bestRank = i, r
 			}
 		}
@@ -170,7 +166,8 @@ func (e *encoding) appendPiece(dst []int, piece string) []int {
 		bounds = append(bounds[:best+1], bounds[best+2:]...)
 	}
 	for i := 0; i+1 < len(bounds); i++ {
-		dst = append(dst, int(e.ranks[piece[bounds[i]:bounds[i+1]]]))
+		r, _ := e.ranks.rank(piece[bounds[i]:bounds[i+1]])
+		dst = append(dst, int(r))
 	}
 	return dst
 }
@@ -178,7 +175,7 @@ func (e *encoding) appendPiece(dst []int, piece string) []int {
 // countPiece is len(appendPiece(nil, piece)) without the slice for the
 // common case of a piece that is one token.
 func (e *encoding) countPiece(piece string) int {
-	if _, ok := e.ranks[piece]; ok {
+	if _, ok := e.ranks.rank(piece); ok {
 		return 1
 	}
 	var buf [64]int
@@ -227,7 +224,7 @@ func (t *tiktoken) Decode(ids []int) string {
 	for _, id := range ids {
 		switch {
 		case id >= 0 && id < t.enc.vocab:
-			sb.WriteString(t.enc.pieces[id])
+			sb.WriteString(t.enc.ranks.piece(id))
 		case t.enc.special[id] != "":
 			sb.WriteString(t.enc.special[id])
 		}

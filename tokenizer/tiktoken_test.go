@@ -377,9 +377,18 @@ func TestTiktokenInit(t *testing.T) {
 		enc := &encoding{id: base.id, vocab: base.vocab, pattern: base.pattern, special: base.special}
 		start := time.Now()
 		enc.init()
-		t.Logf("%s: %d ranks read in %v", base.id, len(enc.ranks), time.Since(start).Round(time.Millisecond))
-		if len(enc.ranks) != enc.vocab || len(enc.pieces) != enc.vocab {
-			t.Errorf("%s: %d ranks, %d pieces, want %d", base.id, len(enc.ranks), len(enc.pieces), enc.vocab)
+		t.Logf("%s: %d ranks read in %v", base.id, len(enc.ranks.off)-1, time.Since(start).Round(time.Millisecond))
+		if len(enc.ranks.off)-1 != enc.vocab {
+			t.Errorf("%s: %d pieces, want %d", base.id, len(enc.ranks.off)-1, enc.vocab)
+		}
+		// Every id maps to its bytes and back.
+		for i := range enc.vocab {
+			if r, ok := enc.ranks.rank(enc.ranks.piece(i)); !ok || int(r) != i {
+				t.Fatalf("%s: id %d → %q → %d, %v", base.id, i, enc.ranks.piece(i), r, ok)
+			}
+		}
+		if _, ok := enc.ranks.rank("\x00no such token\xff"); ok {
+			t.Errorf("%s: a string that is no token has a rank", base.id)
 		}
 		text := mixedText(4 << 10)
 		want, _, err := c.Encode(text)
@@ -395,7 +404,8 @@ func TestTiktokenInit(t *testing.T) {
 			t.Errorf("%s: Encode differs from the library's", base.id)
 		}
 	}
-	if o200kBase.once.Do(o200kBase.init); o200kBase.ranks["hello"] != 24912 {
-		t.Errorf("o200k_base: hello = %d, want 24912", o200kBase.ranks["hello"])
+	o200kBase.once.Do(o200kBase.init)
+	if r, _ := o200kBase.ranks.rank("hello"); r != 24912 {
+		t.Errorf("o200k_base: hello = %d, want 24912", r)
 	}
 }
