@@ -13,6 +13,17 @@ import (
 	"benchserve/internal/testenv"
 )
 
+// reasoningTruth is the part of /sim/truth these tests read.
+type reasoningTruth struct {
+	Requests []struct {
+		ID               string   `json:"id"`
+		TTFT             *float64 `json:"ttft"`
+		TTFO             *float64 `json:"ttfo"`
+		CompletionTokens int      `json:"completion_tokens"`
+		ReasoningTokens  int      `json:"reasoning_tokens"`
+	} `json:"requests"`
+}
+
 // Both APIs against the simulator, with 3 of every reply's tokens as
 // reasoning: every request completes, the token totals are the
 // simulator's (reasoning and content apart), and each request's TTFT and
@@ -43,24 +54,7 @@ func TestResponsesAndMessagesAgainstSimTruth(t *testing.T) {
 				num(t, m, "total_reasoning_tokens") != 16*3 || num(t, m, "total_content_tokens") != 16*9 {
 				t.Errorf("completed %v, output %v, reasoning %v, content %v", m["completed"], m["total_output_tokens"], m["total_reasoning_tokens"], m["total_content_tokens"])
 			}
-			var truth struct {
-				Requests []struct {
-					ID               string   `json:"id"`
-					TTFT             *float64 `json:"ttft"`
-					TTFO             *float64 `json:"ttfo"`
-					CompletionTokens int      `json:"completion_tokens"`
-					ReasoningTokens  int      `json:"reasoning_tokens"`
-				} `json:"requests"`
-			}
-			truth = getJSON[struct {
-				Requests []struct {
-					ID               string   `json:"id"`
-					TTFT             *float64 `json:"ttft"`
-					TTFO             *float64 `json:"ttfo"`
-					CompletionTokens int      `json:"completion_tokens"`
-					ReasoningTokens  int      `json:"reasoning_tokens"`
-				} `json:"requests"`
-			}](t, base+"/sim/truth")
+			truth := getJSON[reasoningTruth](t, base+"/sim/truth")
 			byID := map[string]int{}
 			total := 0
 			for i, r := range truth.Requests {
