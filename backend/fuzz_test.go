@@ -27,11 +27,14 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("data: {\"text\":\" a\",\"meta_info\":{\"completion_tokens\":1}}\n\ndata: {\"error\":{\"message\":\"x\",\"type\":\"InternalServerError\",\"param\":null,\"code\":500}}\n\ndata: [DONE]\n\n"), uint8(7))
 	f.Add([]byte("data: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"stop\"}]}\n\ndata: {\"choices\":[],\"usage\":{\"completion_tokens\":0}}\n\n: xxxx\ndata: [DONE]\n\n"), uint8(9))
 	f.Add([]byte(`{"text":"","meta_info":{"completion_tokens":0}}`), uint8(11))
+	// The event streams of the Responses and Messages APIs.
+	f.Add([]byte("event: response.reasoning_text.delta\ndata: {\"type\":\"response.reasoning_text.delta\",\"delta\":\"r\"}\n\nevent: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"a\"}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",\"usage\":{\"input_tokens\":3,\"output_tokens\":2,\"output_tokens_details\":{\"reasoning_tokens\":1}}}}\n\n"), uint8(13))
+	f.Add([]byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"t\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"), uint8(15))
 	// The kinds a 200 reply can fail with.
 	kinds := map[string]bool{record.KindStreamError: true, record.KindIncomplete: true, record.KindInvalid: true,
 		record.KindEmpty: true, record.KindTooLarge: true}
 	f.Fuzz(func(t *testing.T, body []byte, seed uint8) {
-		for _, backend := range []string{"sglang", "vllm", "vllm-chat", "vllm-embedding", "trt", "truss"} {
+		for _, backend := range []string{"sglang", "vllm", "vllm-chat", "vllm-embedding", "trt", "truss", "openai-responses", "anthropic-messages"} {
 			for _, stream := range []bool{true, false} {
 				c := client(t, backend, Options{Stream: stream, CacheReport: true})
 				rec := parse(c, body, int(seed), 16, 100)
@@ -49,6 +52,15 @@ func FuzzRead(f *testing.F) {
 				}
 				if rec.Latency < rec.TTFT || rec.TTFT < 0 {
 					t.Fatalf("%s: TTFT %v latency %v", backend, rec.TTFT, rec.Latency)
+				}
+				if rec.TTFO != 0 && (rec.TTFO < rec.TTFT || rec.TTFO > rec.Latency) {
+					t.Fatalf("%s: TTFO %v outside [TTFT %v, latency %v]", backend, rec.TTFO, rec.TTFT, rec.Latency)
+				}
+				if rec.ChunkTokens != nil && len(rec.ChunkTokens) != rec.Gaps.Len() {
+					t.Fatalf("%s: %d chunk token counts, %d ITL", backend, len(rec.ChunkTokens), rec.Gaps.Len())
+				}
+				if rec.ReasoningTokens+rec.ContentTokens > rec.OutputLen || rec.ReasoningTokens < 0 || rec.ContentTokens < 0 {
+					t.Fatalf("%s: reasoning %d + content %d > output %d", backend, rec.ReasoningTokens, rec.ContentTokens, rec.OutputLen)
 				}
 			}
 		}
