@@ -16,7 +16,8 @@ import (
 const (
 	prog        = "benchserve"
 	description = "Benchmark the online serving throughput. Other commands, each with --help: " +
-		"\"benchserve sweep\" (many loads, or the highest load meeting an SLO), " +
+		"\"benchserve sweep\" (many loads, or the highest load meeting an SLO), \"benchserve report\" and \"benchserve compare\" " +
+		"(HTML pages and comparisons of results), \"benchserve merge\" and \"benchserve k8s-job\" (one plan across many clients), " +
 		"\"benchserve one-batch\" (one batched request per case), \"benchserve sim\" (a simulated inference server), \"benchserve tokenize\" (run a tokenizer on stdin), " +
 		"\"benchserve calibrate\" (measure this client's own error against the simulator)."
 )
