@@ -372,14 +372,17 @@ func (p *parser) promptTokens(pt jsonscan.Value) {
 	}
 }
 
-// usageOutputLen takes usage.completion_tokens when the chunk has one.
-func (p *parser) usageOutputLen(f *fields) {
+// usageOutputLen takes usage.completion_tokens when the chunk has one,
+// and reports whether it had.
+func (p *parser) usageOutputLen(f *fields) bool {
 	if ct, ok := f.usage.Get("completion_tokens"); ok {
 		if n, ok := ct.Int(); ok {
 			p.outputLen = int(n)
 			p.reported, p.served = int(n), true
+			return true
 		}
 	}
+	return false
 }
 
 // outputCount is a successful reply's output length and where it comes
@@ -482,24 +485,18 @@ func (p *parser) completions(f *fields, at time.Time) error {
 		return nil
 	}
 	p.content(text, at)
-	if p.kind == KindCompletions {
-		p.usageOutputLen(f)
-		p.chunkCount(f)
+	if p.kind == KindCompletions && p.usageOutputLen(f) {
+		p.chunkCount()
 	}
 	return nil
 }
 
-// chunkCount notes the server's running count of completion tokens that
-// came with the chunk just taken (OpenAI streams with usage in every
-// chunk), for the per-token ITL.
-func (p *parser) chunkCount(f *fields) {
-	if len(p.cum) == 0 {
-		return
-	}
-	if ct, ok := f.usage.Get("completion_tokens"); ok {
-		if n, ok := ct.Int(); ok {
-			p.cum[len(p.cum)-1] = int32(min(n, 1<<31-1))
-		}
+// chunkCount notes that the chunk just taken came with the server's
+// running count of completion tokens (p.reported; OpenAI streams with
+// usage in every chunk), for the per-token ITL.
+func (p *parser) chunkCount() {
+	if len(p.cum) > 0 {
+		p.cum[len(p.cum)-1] = int32(min(p.reported, 1<<31-1))
 	}
 }
 
@@ -520,7 +517,7 @@ func (p *parser) chunkTokens() []int32 {
 }
 
 func (p *parser) chat(f *fields, at time.Time) error {
-	p.usageOutputLen(f)
+	counted := p.usageOutputLen(f)
 	p.promptLen(f)
 	if d, ok := f.usage.Get("completion_tokens_details"); ok {
 		if n, ok := intMember(d, "reasoning_tokens"); ok {
@@ -545,7 +542,9 @@ func (p *parser) chat(f *fields, at time.Time) error {
 	p.token(at, len(p.chunk))
 	p.text = append(p.text, p.chunk...)
 	p.chatSplit(at)
-	p.chunkCount(f)
+	if counted {
+		p.chunkCount()
+	}
 	return nil
 }
 

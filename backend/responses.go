@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -96,46 +97,77 @@ func anthropicImage(b []byte, img string) []byte {
 	return append(b, "}}"...)
 }
 
+// eventFields are the top-level members the event parsers read, taken in
+// the one pass that validates the document.
+type eventFields struct {
+	typ, delta, response, err, message, usage jsonscan.Value
+}
+
+func (f *eventFields) pick(k []byte, v jsonscan.Value) {
+	switch {
+	case jsonscan.KeyIs(k, "type"):
+		f.typ = v
+	case jsonscan.KeyIs(k, "delta"):
+		f.delta = v
+	case jsonscan.KeyIs(k, "response"):
+		f.response = v
+	case jsonscan.KeyIs(k, "error"):
+		f.err = v
+	case jsonscan.KeyIs(k, "message"):
+		f.message = v
+	case jsonscan.KeyIs(k, "usage"):
+		f.usage = v
+	}
+}
+
 // event reads a Responses or Messages document by its "type".
 func (p *parser) event(b []byte, at time.Time) error {
-	v, err := jsonscan.Parse(b)
+	var f eventFields
+	v, err := jsonscan.ParseObject(b, f.pick)
 	if err != nil {
 		return err
 	}
 	if v.Kind != jsonscan.Object {
 		return fmt.Errorf("expected a JSON object, got %s", v.Kind)
 	}
-	typ, _ := v.Get("type")
-	t := string(typ.AppendString(nil))
 	if p.kind == KindResponses {
-		return p.responsesEvent(t, v, at)
+		return p.responsesEvent(eventType(f.typ), &f, v, at)
 	}
-	return p.messagesEvent(t, v, at)
+	return p.messagesEvent(eventType(f.typ), &f, v, at)
 }
 
-func (p *parser) responsesEvent(t string, v jsonscan.Value, at time.Time) error {
-	switch t {
+// eventType is an event's "type" without its quotes, a slice of the
+// document (decoded only when spelled with escapes); nil when absent.
+func eventType(typ jsonscan.Value) []byte {
+	if typ.Kind != jsonscan.String {
+		return nil
+	}
+	raw := typ.Raw[1 : len(typ.Raw)-1]
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		return typ.AppendString(nil)
+	}
+	return raw
+}
+
+func (p *parser) responsesEvent(t []byte, f *eventFields, v jsonscan.Value, at time.Time) error {
+	switch string(t) {
 	case "response.output_text.delta", "response.refusal.delta":
-		d, _ := v.Get("delta")
-		return p.delta(d, false, at)
+		return p.delta(f.delta, false, at)
 	case "response.reasoning_text.delta", "response.reasoning_summary_text.delta":
-		d, _ := v.Get("delta")
-		return p.delta(d, true, at)
+		return p.delta(f.delta, true, at)
 	case "response.completed", "response.incomplete":
 		p.done = true
-		r, _ := v.Get("response")
-		p.responsesUsage(r)
-		if t == "response.incomplete" {
+		p.responsesUsage(f.response)
+		if string(t) == "response.incomplete" {
 			p.stop = stopLength
 		} else {
 			p.stop = stopOther
 		}
 	case "response.failed":
 		p.done = true
-		r, _ := v.Get("response")
-		e, _ := r.Get("error")
+		e, _ := f.response.Get("error")
 		if !e.Truthy() {
-			e = r
+			e = f.response
 		}
 		return serverError(errorMessage(e))
 	case "error":
@@ -198,37 +230,32 @@ func (p *parser) responsesDoc(r jsonscan.Value, at time.Time) error {
 	return nil
 }
 
-func (p *parser) messagesEvent(t string, v jsonscan.Value, at time.Time) error {
-	switch t {
+func (p *parser) messagesEvent(t []byte, f *eventFields, v jsonscan.Value, at time.Time) error {
+	switch string(t) {
 	case "content_block_delta":
-		d, _ := v.Get("delta")
-		dt, _ := d.Get("type")
+		dt, _ := f.delta.Get("type")
 		switch string(dt.Raw) {
 		case `"text_delta"`:
-			txt, _ := d.Get("text")
+			txt, _ := f.delta.Get("text")
 			return p.delta(txt, false, at)
 		case `"thinking_delta"`:
-			txt, _ := d.Get("thinking")
+			txt, _ := f.delta.Get("thinking")
 			return p.delta(txt, true, at)
 		}
 	case "message_start":
-		m, _ := v.Get("message")
-		u, _ := m.Get("usage")
+		u, _ := f.message.Get("usage")
 		if n, ok := intMember(u, "input_tokens"); ok && n > 0 {
 			p.rec.PromptLen = n
 		}
 	case "message_delta":
-		u, _ := v.Get("usage")
-		if n, ok := intMember(u, "output_tokens"); ok {
+		if n, ok := intMember(f.usage, "output_tokens"); ok {
 			p.outputLen, p.reported, p.served = n, n, true
 		}
-		d, _ := v.Get("delta")
-		p.anthropicStop(d)
+		p.anthropicStop(f.delta)
 	case "message_stop":
 		p.done = true
 	case "error":
-		e, _ := v.Get("error")
-		return serverError(errorMessage(e))
+		return serverError(errorMessage(f.err))
 	case "message":
 		if p.whole {
 			return p.messagesDoc(v, at)

@@ -1,9 +1,6 @@
 package bench
 
-import (
-	"math"
-	"time"
-)
+import "time"
 
 // Load is what a sweep changes between the points of one prepared plan.
 type Load struct {
@@ -20,22 +17,14 @@ type Load struct {
 func (p *Plan) At(l Load) (*Plan, error) {
 	cfg := *p.Config
 	cfg.RequestRate, cfg.MaxConcurrency = l.Rate, l.MaxConcurrency
-	if !l.Warmup {
-		cfg.WarmupRequests, cfg.WarmupDuration = 0, nil
-	}
 	q := *p
 	q.Config = &cfg
-	q.traffic.warmup = 0
-	if cfg.WarmupDuration != nil {
-		q.traffic.warmup = p.traffic.warmup
-	}
 	if !l.Warmup {
-		q.traffic.startAt = time.Time{} // a common start is the first point's
+		cfg.WarmupRequests, cfg.WarmupDuration = 0, nil
+		// The warmup and a common start are the first point's.
+		q.traffic.warmup, q.traffic.startAt = 0, time.Time{}
 	}
 	q.Slots, q.warmupSlots, q.capSteps, q.cyclic, q.warmupCyclic = nil, nil, nil, false, false
-	if math.IsNaN(l.Rate) || l.Rate <= 0 {
-		return nil, usage("--request-rate: must be > 0 (or inf), got %v", l.Rate)
-	}
 	if _, err := parseLoad(&cfg); err != nil {
 		return nil, err
 	}

@@ -53,7 +53,13 @@ func (r *runner) warmup(ctx context.Context, n int) error {
 			return nil
 		}
 	}
-	msg := recs[0].Error + " (POST " + serverctl.Redact(r.Client.URL()) + ")"
+	return r.warmupFailed(recs[0].Error)
+}
+
+// warmupFailed prints the reference's line for a warmup with no success
+// and returns the run's failure.
+func (r *runner) warmupFailed(firstError string) error {
+	msg := firstError + " (POST " + serverctl.Redact(r.Client.URL()) + ")"
 	fmt.Fprintf(r.Env.Stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: %s\n", msg)
 	return failure("warmup failed: %s", msg)
 }
@@ -72,31 +78,18 @@ func (r *runner) warmupFor(ctx context.Context) (int, error) {
 	if ctx.Err() != nil {
 		return 0, ctx.Err()
 	}
-	sent := 0
-	first := ""
-	for i := range recs {
-		if !recs[i].Sent {
-			continue
-		}
-		sent++
-		if recs[i].Success {
-			return sent + countSent(recs[i+1:]), nil
-		}
-		if first == "" {
-			first = recs[i].Error
-		}
-	}
-	msg := first + " (POST " + serverctl.Redact(r.Client.URL()) + ")"
-	fmt.Fprintf(r.Env.Stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: %s\n", msg)
-	return 0, failure("warmup failed: %s", msg)
-}
-
-func countSent(recs []record.Record) int {
-	n := 0
+	sent, ok, first := 0, false, ""
 	for i := range recs {
 		if recs[i].Sent {
-			n++
+			sent++
+			ok = ok || recs[i].Success
+			if first == "" {
+				first = recs[i].Error
+			}
 		}
 	}
-	return n
+	if !ok {
+		return 0, r.warmupFailed(first)
+	}
+	return sent, nil
 }

@@ -89,16 +89,7 @@ func checkRows(r *metrics.SelfCheck, embedding bool) (map[string][]Row, []string
 // total sent).
 func checkKeys(o *pyjson.Object, r *metrics.SelfCheck, failed, total int) {
 	// Closed loop: null, as there is no schedule to measure from.
-	stats := func(prefix string, s metrics.Stats) {
-		vals := []float64{s.Mean, s.Median, s.Std, s.P90, s.P95, s.P99}
-		for i, k := range []string{"mean", "median", "std", "p90", "p95", "p99"} {
-			if r.Anchored == nil {
-				o.Set(k+"_"+prefix+"_ms", pyjson.Null)
-			} else {
-				o.Set(k+"_"+prefix+"_ms", pyjson.Float(vals[i]))
-			}
-		}
-	}
+	stats := func(prefix string, s metrics.Stats) { setStats(o, prefix, s, r.Anchored != nil) }
 	var a metrics.Anchored
 	if r.Anchored != nil {
 		a = *r.Anchored
@@ -135,6 +126,19 @@ func checkKeys(o *pyjson.Object, r *metrics.SelfCheck, failed, total int) {
 	}
 	o.Set("output_tokens_source", src.Bytes())
 	o.Set("client_verdict", pyjson.String(r.Verdict))
+}
+
+// setStats writes st as {mean,median,std,p90,p95,p99}_<name>_ms, or
+// those keys as null when !known.
+func setStats(o *pyjson.Object, name string, st metrics.Stats, known bool) {
+	vals := []float64{st.Mean, st.Median, st.Std, st.P90, st.P95, st.P99}
+	for i, k := range []string{"mean", "median", "std", "p90", "p95", "p99"} {
+		if known {
+			o.Set(k+"_"+name+"_ms", pyjson.Float(vals[i]))
+		} else {
+			o.Set(k+"_"+name+"_ms", pyjson.Null)
+		}
+	}
 }
 
 // commonErrors is a section of the n most common error texts of the failed

@@ -188,10 +188,7 @@ func (res *Result) extra() *pyjson.Object {
 		reasoningKeys(o, r)
 	}
 	if pt := res.Run.PerToken; pt != nil {
-		st := pt.Stats
-		for i, k := range []string{"mean", "median", "std", "p90", "p95", "p99"} {
-			o.Set(k+"_itl_per_token_ms", pyjson.Float([]float64{st.Mean, st.Median, st.Std, st.P90, st.P95, st.P99}[i]))
-		}
+		setStats(o, "itl_per_token", pt.Stats, true)
 		o.Set("itl_per_token_requests", pyjson.Int(pt.Requests))
 	}
 	if res.Server != nil || res.ServerNote != "" {
@@ -258,10 +255,7 @@ func reasoningRows(r *metrics.Reasoning) []Row {
 // reasoningKeys write the same: {mean,median,std,p90,p95,p99}_ttfo_ms
 // and the counts.
 func reasoningKeys(o *pyjson.Object, r *metrics.Reasoning) {
-	st := r.TTFO
-	for i, k := range []string{"mean", "median", "std", "p90", "p95", "p99"} {
-		o.Set(k+"_ttfo_ms", pyjson.Float([]float64{st.Mean, st.Median, st.Std, st.P90, st.P95, st.P99}[i]))
-	}
+	setStats(o, "ttfo", r.TTFO, true)
 	o.Set("total_reasoning_tokens", pyjson.Int(r.TotalReasoning))
 	o.Set("total_content_tokens", pyjson.Int(r.TotalContent))
 	o.Set("requests_with_reasoning", pyjson.Int(r.WithReasoning))
