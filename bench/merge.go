@@ -46,33 +46,26 @@ func ReadShard(path string) (*ShardFile, error) {
 			continue
 		}
 		var rec record.Record
-		isRec, footer := false, false
-		var buf []byte
-		_, err := jsonscan.ParseObject(line, func(k []byte, v jsonscan.Value) {
+		isRec, err := record.DecodeLine(line, &rec)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: not a record line: %v", path, n, err)
+		}
+		if isRec {
+			sf.Records = append(sf.Records, rec)
+			continue
+		}
+		// The shard's header or end line: every member, by key.
+		footer := false
+		jsonscan.ParseObject(line, func(k []byte, v jsonscan.Value) {
 			key := string(jsonscan.AppendUnquoted(nil, k))
-			switch key {
-			case "seq":
-				isRec = true
-				x, _ := v.Int()
-				rec.Seq = int(x)
-			case "shard_end":
-				footer = true
-			}
-			readRecordField(&rec, key, v, &buf)
+			footer = footer || key == "shard_end"
 			if x, ok := v.Float(); ok {
 				sf.Header[key] = x
 			} else if v.Kind == jsonscan.String {
 				sf.Strs[key] = string(v.AppendString(nil))
 			}
 		})
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: not a record line: %v", path, n, err)
-		}
-		switch {
-		case isRec:
-			rec.Sent = true
-			sf.Records = append(sf.Records, rec)
-		case footer:
+		if footer {
 			sf.Done, sf.Start = true, sf.Header["benchmark_start_unix"]
 		}
 	}
@@ -84,50 +77,6 @@ func ReadShard(path string) (*ShardFile, error) {
 		return nil, fmt.Errorf("%s: not a shard's record file (no header with \"shard\": run with --shard I/N --record-file)", path)
 	}
 	return sf, nil
-}
-
-// readRecordField fills the record field a record line's key holds.
-func readRecordField(r *record.Record, key string, v jsonscan.Value, buf *[]byte) {
-	f := func() float64 { x, _ := v.Float(); return x }
-	i := func() int { x, _ := v.Int(); return int(x) }
-	switch key {
-	case "id":
-		r.ID = string(v.AppendString(nil))
-	case "intended":
-		r.Intended = f()
-	case "start":
-		r.Start = f()
-	case "success":
-		r.Success = v.Kind == jsonscan.True
-	case "latency":
-		r.Latency = f()
-	case "ttft":
-		r.TTFT = f()
-	case "ttfo":
-		r.TTFO = f()
-	case "itl":
-		it := v.Elements()
-		for e, ok := it.Next(); ok; e, ok = it.Next() {
-			x, _ := e.Float()
-			r.Gaps.Append(time.Duration(math.Round(x * 1e9)))
-		}
-	case "prompt_len":
-		r.PromptLen = i()
-	case "output_len":
-		r.OutputLen = i()
-	case "reasoning_tokens":
-		r.ReasoningTokens = i()
-	case "input_len":
-		r.InputLen = i()
-		r.InputTextLen = r.InputLen
-	case "text_tokens":
-		r.TextTokens, r.TextCounted = i(), true
-	case "error":
-		*buf = v.AppendString((*buf)[:0])
-		r.Error = string(*buf)
-	case "error_kind":
-		r.ErrorKind = string(v.AppendString(nil))
-	}
 }
 
 // ShardCheck is one shard's self-check in a merge.

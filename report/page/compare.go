@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"benchserve/record"
 )
 
 // Row is one figure of a comparison: A's, B's, their difference and,
@@ -34,7 +36,7 @@ type Row struct {
 type Compared struct {
 	NameA, NameB string
 	A, B         Line
-	RA, RB       []Rec
+	RA, RB       []record.Record
 	Made         string
 }
 
@@ -99,32 +101,14 @@ const bootstrapRounds = 400
 // figures the records give (TTFT, E2E and ITL: mean, median, P99), each
 // run's successful requests (or gaps) resampled with replacement, with a
 // fixed seed so that a comparison is repeatable.
-func bootstrap(ra, rb []Rec) map[string][2]float64 {
+func bootstrap(ra, rb []record.Record) map[string][2]float64 {
 	rng := rand.New(rand.NewPCG(1, 2))
 	type set struct{ a, b []float64 }
 	sets := map[string]set{}
-	get := func(rs []Rec, f func(*Rec) []float64) []float64 {
-		var out []float64
-		for i := range rs {
-			if rs[i].Success {
-				out = append(out, f(&rs[i])...)
-			}
-		}
-		sort.Float64s(out)
-		return out
+	la, lb := latenciesMs(ra), latenciesMs(rb)
+	for i, key := range []string{"ttft", "itl", "e2e_latency"} {
+		sets[key] = set{la[i].v, lb[i].v}
 	}
-	ttft := func(r *Rec) []float64 { return []float64{r.TTFT * 1000} }
-	e2e := func(r *Rec) []float64 { return []float64{r.Latency * 1000} }
-	itl := func(r *Rec) []float64 {
-		out := make([]float64, len(r.ITL))
-		for i, g := range r.ITL {
-			out[i] = g * 1000
-		}
-		return out
-	}
-	sets["ttft"] = set{get(ra, ttft), get(rb, ttft)}
-	sets["e2e_latency"] = set{get(ra, e2e), get(rb, e2e)}
-	sets["itl"] = set{get(ra, itl), get(rb, itl)}
 	out := map[string][2]float64{}
 	for name, s := range sets {
 		if len(s.a) < 2 || len(s.b) < 2 {
@@ -257,36 +241,17 @@ func ComparePage(c *Compared, rows []Row) []byte {
 	var charts []Chart
 	if len(c.RA) > 0 && len(c.RB) > 0 {
 		body.WriteString(`<section id="distributions"><h2>Distributions, A and B</h2>`)
-		for _, m := range []struct {
-			key, name string
-			f         func(*Rec) []float64
-		}{
-			{"ttft", "TTFT", func(r *Rec) []float64 { return []float64{r.TTFT * 1000} }},
-			{"e2e", "E2E latency", func(r *Rec) []float64 { return []float64{r.Latency * 1000} }},
-			{"itl", "ITL", func(r *Rec) []float64 {
-				out := make([]float64, len(r.ITL))
-				for i, g := range r.ITL {
-					out[i] = g * 1000
-				}
-				return out
-			}},
-		} {
+		la, lb := latenciesMs(c.RA), latenciesMs(c.RB)
+		for i, m := range la {
 			ch := Chart{ID: "compare-" + m.key, Title: m.name + " distribution (CDF)", XLabel: m.name + " (ms)", YLabel: "fraction of requests"}
 			for _, side := range []struct {
 				name string
-				rs   []Rec
-			}{{"A", c.RA}, {"B", c.RB}} {
-				var v []float64
-				for i := range side.rs {
-					if side.rs[i].Success {
-						v = append(v, m.f(&side.rs[i])...)
-					}
-				}
-				if len(v) == 0 {
+				v    []float64
+			}{{"A", m.v}, {"B", lb[i].v}} {
+				if len(side.v) == 0 {
 					continue
 				}
-				sort.Float64s(v)
-				s := cdf("", "", "", v).Series[0]
+				s := cdf("", "", "", side.v).Series[0]
 				s.Name = side.name
 				ch.Series = append(ch.Series, s)
 			}

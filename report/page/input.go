@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"benchserve/internal/wire/jsonscan"
+	"benchserve/record"
 )
 
 // Line is one result line: its numbers and strings by key, and a sweep's
@@ -77,54 +78,17 @@ func ReadLines(path string) ([]Line, error) {
 	return out, err
 }
 
-// Rec is one request of a --record-file.
-type Rec struct {
-	Start, Intended, Latency, TTFT float64
-	Success                        bool
-	Output                         int
-	Kind                           string
-	ITL                            []float64
-}
-
-// ReadRecords reads a --record-file.
-func ReadRecords(path string) ([]Rec, error) {
-	var out []Rec
+// ReadRecords reads a --record-file (a shard's header and end lines are
+// not requests).
+func ReadRecords(path string) ([]record.Record, error) {
+	var out []record.Record
 	err := eachLine(path, func(n int, b []byte) error {
-		var r Rec
-		var kind []byte
-		isRec := false
-		_, err := jsonscan.ParseObject(b, func(key []byte, v jsonscan.Value) {
-			switch {
-			case jsonscan.KeyIs(key, "seq"):
-				isRec = true
-			case jsonscan.KeyIs(key, "start"):
-				r.Start, _ = v.Float()
-			case jsonscan.KeyIs(key, "intended"):
-				r.Intended, _ = v.Float()
-			case jsonscan.KeyIs(key, "latency"):
-				r.Latency, _ = v.Float()
-			case jsonscan.KeyIs(key, "ttft"):
-				r.TTFT, _ = v.Float()
-			case jsonscan.KeyIs(key, "success"):
-				r.Success = v.Kind == jsonscan.True
-			case jsonscan.KeyIs(key, "output_len"):
-				o, _ := v.Int()
-				r.Output = int(o)
-			case jsonscan.KeyIs(key, "error_kind"):
-				kind = v.AppendString(kind[:0])
-				r.Kind = string(kind)
-			case jsonscan.KeyIs(key, "itl"):
-				it := v.Elements()
-				for e, ok := it.Next(); ok; e, ok = it.Next() {
-					f, _ := e.Float()
-					r.ITL = append(r.ITL, f)
-				}
-			}
-		})
+		var r record.Record
+		ok, err := record.DecodeLine(b, &r)
 		if err != nil {
 			return fmt.Errorf("%s:%d: not a record line: %v", path, n, err)
 		}
-		if isRec { // a shard's header and end lines are not requests
+		if ok {
 			out = append(out, r)
 		}
 		return nil

@@ -6,12 +6,14 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
+
+	"benchserve/record"
 )
 
 // RecordSet is one run's --record-file.
 type RecordSet struct {
 	Name string
-	Recs []Rec
+	Recs []record.Record
 }
 
 // Input is what a report shows.

@@ -1,6 +1,8 @@
 package page
 
 import (
+	"benchserve/record"
+
 	"encoding/json"
 	"fmt"
 	"math"
@@ -9,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // pageData is the page's embedded data.
@@ -48,15 +51,16 @@ func chartByID(t *testing.T, d pageData, id string) Chart {
 // fixedRecords: 40 requests sent 0.1 s apart; request i has TTFT
 // (10 + i) ms and 4 gaps of 5 ms (5 tokens), every 10th fails (kind
 // http_5xx).
-func fixedRecords() []Rec {
-	var rs []Rec
+func fixedRecords() []record.Record {
+	var rs []record.Record
 	for i := range 40 {
-		r := Rec{Start: float64(i) * 0.1, TTFT: float64(10+i) / 1000, Success: i%10 != 9, Output: 5}
+		r := record.Record{Start: float64(i) * 0.1, TTFT: float64(10+i) / 1000, Success: i%10 != 9, OutputLen: 5}
 		r.Latency = r.TTFT + 4*0.005
 		if r.Success {
-			r.ITL = []float64{0.005, 0.005, 0.005, 0.005}
+			ms5 := 5 * time.Millisecond
+			r.Gaps = record.GapsOf(ms5, ms5, ms5, ms5)
 		} else {
-			r.Kind, r.Output, r.ITL = "http_5xx", 0, nil
+			r.ErrorKind, r.OutputLen = "http_5xx", 0
 		}
 		rs = append(rs, r)
 	}
@@ -232,19 +236,18 @@ func TestLargeReportSize(t *testing.T) {
 	}
 }
 
-func bigRecords(n int) []Rec {
-	recs := make([]Rec, n)
+func bigRecords(n int) []record.Record {
+	recs := make([]record.Record, n)
 	for i := range recs {
 		r := &recs[i]
-		r.Start, r.Success, r.Output = float64(i)*0.001, i%97 != 0, 16
+		r.Start, r.Success, r.OutputLen = float64(i)*0.001, i%97 != 0, 16
 		r.TTFT = 0.02 + float64(i%1000)*1e-5
-		r.ITL = make([]float64, 15)
-		for k := range r.ITL {
-			r.ITL[k] = 0.005 + float64((i+k)%7)*1e-4
+		for k := range 15 {
+			r.Gaps.Append(5*time.Millisecond + time.Duration((i+k)%7)*100*time.Microsecond)
 		}
 		r.Latency = r.TTFT + 15*0.005
 		if !r.Success {
-			r.Kind = "timeout"
+			r.ErrorKind = "timeout"
 		}
 	}
 	return recs
@@ -257,7 +260,7 @@ func BenchmarkReport100k(b *testing.B) {
 	f, _ := os.Create(path)
 	for i, r := range bigRecords(100000) {
 		fmt.Fprintf(f, `{"seq": %d, "id": "x", "intended": %g, "start": %g, "success": %v, "latency": %g, "ttft": %g, "itl": [%s], "prompt_len": 100, "output_len": %d, "error": "", "error_kind": %q}`+"\n",
-			i, r.Start, r.Start, r.Success, r.Latency, r.TTFT, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(r.ITL)), ", "), "[]"), r.Output, r.Kind)
+			i, r.Start, r.Start, r.Success, r.Latency, r.TTFT, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(r.Gaps.Seconds())), ", "), "[]"), r.OutputLen, r.ErrorKind)
 	}
 	f.Close()
 	b.ResetTimer()

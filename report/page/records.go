@@ -3,6 +3,8 @@ package page
 import (
 	"math"
 	"sort"
+
+	"benchserve/record"
 )
 
 // maxPoints is how many points a drawn line keeps (LTTB); every summary
@@ -12,8 +14,29 @@ const maxPoints = 400
 // recordCharts are the charts of one run's records: TTFT, ITL and E2E
 // distributions (CDF and histogram), output throughput and requests in
 // flight over time, TTFT against send time, failures over time by kind.
-func recordCharts(id string, recs []Rec) []Chart {
-	var ttft, e2e, itl []float64
+func recordCharts(id string, recs []record.Record) []Chart {
+	var out []Chart
+	for _, d := range latenciesMs(recs) {
+		if len(d.v) == 0 {
+			continue
+		}
+		out = append(out, cdf(id+"-"+d.key+"-cdf", d.name+" distribution (CDF)", d.name+" (ms)", d.v),
+			histogram(id+"-"+d.key+"-hist", d.name+" histogram", d.name+" (ms)", d.v))
+	}
+	out = append(out, overTime(id, recs)...)
+	return out
+}
+
+// latency is one latency of the successful requests, in ms, sorted.
+type latency struct {
+	key, name string
+	v         []float64
+}
+
+// latenciesMs are the successful requests' TTFTs, every gap between their
+// chunks (ITL) and their E2E latencies.
+func latenciesMs(recs []record.Record) [3]latency {
+	var ttft, itl, e2e []float64
 	for i := range recs {
 		r := &recs[i]
 		if !r.Success {
@@ -21,24 +44,14 @@ func recordCharts(id string, recs []Rec) []Chart {
 		}
 		ttft = append(ttft, r.TTFT*1000)
 		e2e = append(e2e, r.Latency*1000)
-		for _, g := range r.ITL {
-			itl = append(itl, g*1000)
+		for _, g := range r.Gaps.All() {
+			itl = append(itl, g.Seconds()*1000)
 		}
 	}
-	var out []Chart
-	for _, d := range []struct {
-		key, name string
-		v         []float64
-	}{{"ttft", "TTFT", ttft}, {"itl", "ITL", itl}, {"e2e", "E2E latency", e2e}} {
-		if len(d.v) == 0 {
-			continue
-		}
-		sort.Float64s(d.v)
-		out = append(out, cdf(id+"-"+d.key+"-cdf", d.name+" distribution (CDF)", d.name+" (ms)", d.v),
-			histogram(id+"-"+d.key+"-hist", d.name+" histogram", d.name+" (ms)", d.v))
+	for _, v := range [][]float64{ttft, itl, e2e} {
+		sort.Float64s(v)
 	}
-	out = append(out, overTime(id, recs)...)
-	return out
+	return [3]latency{{"ttft", "TTFT", ttft}, {"itl", "ITL", itl}, {"e2e", "E2E latency", e2e}}
 }
 
 // cdf is the empirical CDF of sorted v: (v[i], (i+1)/n), downsampled.
@@ -75,7 +88,7 @@ func histogram(id, title, xl string, v []float64) Chart {
 // overTime buckets the run: output tokens per second and requests in
 // flight (the most at once in each bucket), TTFT against send time, and
 // failures per bucket by kind.
-func overTime(id string, recs []Rec) []Chart {
+func overTime(id string, recs []record.Record) []Chart {
 	end := 0.0
 	for i := range recs {
 		end = math.Max(end, recs[i].Start+recs[i].Latency)
@@ -99,7 +112,7 @@ func overTime(id string, recs []Rec) []Chart {
 		r := &recs[i]
 		evs = append(evs, ev{r.Start, 1}, ev{r.Start + r.Latency, -1})
 		if !r.Success {
-			k := r.Kind
+			k := r.ErrorKind
 			if k == "" {
 				k = "other"
 			}
@@ -111,8 +124,8 @@ func overTime(id string, recs []Rec) []Chart {
 		}
 		t := r.Start + r.TTFT
 		tokens[min(nb-1, int(t/bw))]++
-		for _, g := range r.ITL {
-			t += g
+		for _, g := range r.Gaps.All() {
+			t += g.Seconds()
 			tokens[min(nb-1, int(t/bw))]++
 		}
 		sendX, sendY = append(sendX, r.Start), append(sendY, r.TTFT*1000)

@@ -1,0 +1,63 @@
+package record
+
+import (
+	"math"
+	"time"
+
+	"benchserve/internal/wire/jsonscan"
+)
+
+// DecodeLine reads one line of a --record-file (bench writes them) into
+// r. It reports false for a line that is not a request's: a shard's
+// header or end line, which have no "seq". The record is Sent; its text
+// is not in the file, only its token count (text_tokens).
+func DecodeLine(line []byte, r *Record) (bool, error) {
+	isRec := false
+	_, err := jsonscan.ParseObject(line, func(k []byte, v jsonscan.Value) {
+		f := func() float64 { x, _ := v.Float(); return x }
+		i := func() int { x, _ := v.Int(); return int(x) }
+		switch {
+		case jsonscan.KeyIs(k, "seq"):
+			isRec, r.Seq = true, i()
+		case jsonscan.KeyIs(k, "id"):
+			r.ID = string(v.AppendString(nil))
+		case jsonscan.KeyIs(k, "server_id"):
+			r.ServerID = string(v.AppendString(nil))
+		case jsonscan.KeyIs(k, "intended"):
+			r.Intended = f()
+		case jsonscan.KeyIs(k, "start"):
+			r.Start = f()
+		case jsonscan.KeyIs(k, "success"):
+			r.Success = v.Kind == jsonscan.True
+		case jsonscan.KeyIs(k, "latency"):
+			r.Latency = f()
+		case jsonscan.KeyIs(k, "ttft"):
+			r.TTFT = f()
+		case jsonscan.KeyIs(k, "ttfo"):
+			r.TTFO = f()
+		case jsonscan.KeyIs(k, "itl"):
+			it := v.Elements()
+			for e, ok := it.Next(); ok; e, ok = it.Next() {
+				x, _ := e.Float()
+				r.Gaps.Append(time.Duration(math.Round(x * 1e9)))
+			}
+		case jsonscan.KeyIs(k, "prompt_len"):
+			r.PromptLen = i()
+		case jsonscan.KeyIs(k, "output_len"):
+			r.OutputLen = i()
+		case jsonscan.KeyIs(k, "reasoning_tokens"):
+			r.ReasoningTokens = i()
+		case jsonscan.KeyIs(k, "input_len"):
+			r.InputLen = i()
+			r.InputTextLen = r.InputLen
+		case jsonscan.KeyIs(k, "text_tokens"):
+			r.TextTokens, r.TextCounted = i(), true
+		case jsonscan.KeyIs(k, "error"):
+			r.Error = string(v.AppendString(nil))
+		case jsonscan.KeyIs(k, "error_kind"):
+			r.ErrorKind = string(v.AppendString(nil))
+		}
+	})
+	r.Sent = isRec
+	return isRec && err == nil, err
+}
