@@ -40,6 +40,9 @@ type Options struct {
 	// Throughput run: requests, concurrency and output length against the
 	// instant preset; Requests 0 skips it.
 	ThroughputRequests, ThroughputConcurrency, ThroughputOutputLen int
+	// Scale point: ScaleStreams requests, all at once, of ScaleOutputLen
+	// tokens, against the matrix's simulator; ScaleStreams 0 skips it.
+	ScaleStreams, ScaleOutputLen int
 	// Dir holds the result files (a temporary directory if "").
 	Dir string
 	Out io.Writer
@@ -55,6 +58,11 @@ type Point struct {
 	// of each gap between chunks.
 	Matched               Matched
 	PeakRSSMB, CPUSeconds float64
+	// OutputTokens is the run's total_output_tokens; MarginalCPU the
+	// client's CPU per output token above its start-up cost, in µs (see
+	// marginal).
+	OutputTokens int
+	MarginalCPU  float64
 }
 
 // Matched is the per-request comparison: how many requests and gaps were
@@ -68,15 +76,51 @@ type Matched struct {
 	ITLAbsP99 float64
 }
 
-// Throughput is the throughput run's outcome.
+// Throughput is the throughput run's outcome. CPUMicrosPerToken is the
+// client's own in-run figure (its result line's
+// client_cpu_us_per_output_token); MarginalCPU is measured from outside,
+// against a one-request run (see marginal).
 type Throughput struct {
 	Requests, Concurrency, OutputLen int
 	TokensPerSec, CPUMicrosPerToken  float64
+	OutputTokens                     int
+	CPUSeconds, MarginalCPU          float64
 	PeakRSSMB                        float64
 }
 
-// Run runs the matrix and the throughput run, printing a Markdown report.
+// Scale is the scale point's outcome: Streams requests sent at once. Err
+// says why the run, or the match against the truth, failed; the figures
+// it left unmeasured are zero (Completed < 0 when the client failed).
+type Scale struct {
+	Streams, OutputLen, Completed int
+	Matched                       Matched
+	Verdict                       string
+	MarginalCPU, PeakRSSMB        float64
+	// Sim is how the simulator wrote the content: writes and the tokens
+	// in them, and how many writes carried more than one token.
+	Sim chunkCount
+	Err string
+}
+
+// marginal is the client's CPU per output token above its start-up cost:
+// (the run's CPU − the one-request run's, in seconds) / the run's output
+// tokens, in µs. NaN when the run produced no tokens.
+func marginal(runCPU, baseCPU float64, tokens int) float64 {
+	if tokens <= 0 {
+		return math.NaN()
+	}
+	return (runCPU - baseCPU) * 1e6 / float64(tokens)
+}
+
+// chunkCount counts a simulator's content writes.
+type chunkCount struct{ Writes, Tokens, Multi int }
+
+// Run runs the matrix, the scale point and the throughput run, printing a
+// Markdown report.
 func Run(ctx context.Context, o Options) error {
+	if o.ScaleStreams > 0 && o.ScaleOutputLen < 1 {
+		return fmt.Errorf("--scale-output-len must be at least 1, got %d", o.ScaleOutputLen)
+	}
 	if o.Dir == "" {
 		d, err := os.MkdirTemp("", "benchserve-calibrate-")
 		if err != nil {
@@ -88,6 +132,18 @@ func Run(ctx context.Context, o Options) error {
 	fmt.Fprintf(o.Out, "benchserve calibrate: the client (%s backend) against the simulator in a second process\n", o.Backend)
 	fmt.Fprintf(o.Out, "machine: %d CPUs, %s/%s, %s\n\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 
+	if err := matrix(ctx, o); err != nil {
+		return err
+	}
+	if o.ThroughputRequests <= 0 {
+		return nil
+	}
+	return throughputRun(ctx, o)
+}
+
+// matrix runs the concurrency levels and then the scale point against one
+// simulator with the given TTFT and ITL, printing their tables.
+func matrix(ctx context.Context, o Options) error {
 	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', -1, 64) }
 	sim, err := startSim(ctx, o.Exe, "--preset", "h100-llama3-8b",
 		"--prefill-overhead-ms", ms(o.TTFT), "--prefill-tokens-per-sec", "1e15",
@@ -97,40 +153,103 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	defer sim.stop()
+	base, err := startup(ctx, o, sim, "matrix", o.OutputLen, true)
+	if err != nil {
+		return err
+	}
 	var points []Point
 	for _, c := range o.Concurrency {
-		p, err := point(ctx, o, sim, c)
+		p, err := point(ctx, o, sim, c, base)
 		if err != nil {
-			sim.stop()
 			return err
 		}
 		points = append(points, p)
 	}
-	sim.stop()
-	fmt.Fprintf(o.Out, "Server: TTFT %v, ITL %v, %d tokens per request, one token per chunk. Errors are reported − true, in ms.\n\n", o.TTFT, o.ITL, o.OutputLen)
+	fmt.Fprintf(o.Out, "Server: TTFT %v, ITL %v, %d tokens per request, one token per chunk. Errors are reported − true, in ms.\n", o.TTFT, o.ITL, o.OutputLen)
+	fmt.Fprintf(o.Out, "Client CPU per output token, marginal: (the run's client CPU − a one-request run's, %.3f s) / the run's output tokens, in µs.\n\n", base)
 	writeMatrix(o.Out, points)
 	fmt.Fprintf(o.Out, "\nThe same runs, request by request: each request the client recorded (--record-file) paired with the simulator's record of it by response id; the error of its TTFT and of each gap between chunks, reported − true, in ms.\n\n")
 	writeMatched(o.Out, points)
 
-	if o.ThroughputRequests <= 0 {
+	if o.ScaleStreams <= 0 {
 		return nil
 	}
-	sim, err = startSim(ctx, o.Exe, "--preset", "instant", "--eos-probability", "0", "--truth-capacity", "1000")
+	if line := fdLimitNote(o.ScaleStreams); line != "" {
+		fmt.Fprintf(o.Out, "\n%s\n", line)
+	}
+	sb := base
+	if o.ScaleOutputLen != o.OutputLen {
+		if sb, err = startup(ctx, o, sim, "scale point", o.ScaleOutputLen, true); err != nil {
+			fmt.Fprintf(os.Stderr, "calibrate: %v\n", err)
+			sb = math.NaN()
+		}
+	}
+	sc := scale(ctx, o, sim, sb)
+	fmt.Fprintf(o.Out, "\nScale: %d streams at once, %d tokens each, against the same simulator (a one-request run of %d tokens took %s s of client CPU); errors matched request by request as above, in ms.\n\n",
+		sc.Streams, sc.OutputLen, sc.OutputLen, fixed(sb, 3))
+	writeScale(o.Out, sc)
+	return nil
+}
+
+// throughputRun runs the throughput run against the instant preset and
+// prints its table.
+func throughputRun(ctx context.Context, o Options) error {
+	sim, err := startSim(ctx, o.Exe, "--preset", "instant", "--eos-probability", "0", "--truth-capacity", "1000")
 	if err != nil {
 		return err
 	}
 	defer sim.stop()
-	t, err := throughput(ctx, o, sim)
+	base, err := startup(ctx, o, sim, "throughput run", o.ThroughputOutputLen, false)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "\nThroughput (instant preset, %d requests, concurrency %d, %d output tokens):\n\n", t.Requests, t.Concurrency, t.OutputLen)
-	fmt.Fprintf(o.Out, "| output tokens/s | client CPU µs per token | client peak RSS (MB) |\n|---:|---:|---:|\n")
-	fmt.Fprintf(o.Out, "| %.0f | %.3f | %.1f |\n", t.TokensPerSec, t.CPUMicrosPerToken, t.PeakRSSMB)
+	t, err := throughput(ctx, o, sim, base)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "\nThroughput (instant preset, %d requests, concurrency %d, %d output tokens; a one-request run took %.3f s of client CPU):\n\n", t.Requests, t.Concurrency, t.OutputLen, base)
+	writeThroughput(o.Out, t)
 	return nil
 }
 
-func point(ctx context.Context, o Options, sim *simProc, c int) (Point, error) {
+// startup runs the client once with one request of outLen tokens (with a
+// record file if record, as the runs it stands for) and returns its user +
+// system CPU in seconds: the start-up cost that marginal takes off.
+func startup(ctx context.Context, o Options, sim *simProc, name string, outLen int, record bool) (float64, error) {
+	file := strings.ReplaceAll(name, " ", "-") + "-baseline"
+	args := []string{"--num-prompts", "1", "--max-concurrency", "1", "--random-output-len", strconv.Itoa(outLen)}
+	if record {
+		args = append(args, "--record-file", filepath.Join(o.Dir, file+".records.jsonl"))
+	}
+	_, ru, err := client(ctx, o, sim.url, filepath.Join(o.Dir, file+".jsonl"), args...)
+	if err != nil {
+		return 0, fmt.Errorf("the one-request run before the %s: %w", name, err)
+	}
+	return cpuSeconds(ru), nil
+}
+
+// fdLimitNote is one line when the open-file limit is too low for n
+// streams, else "". Go raises each process's soft limit to the hard limit
+// itself, so the hard limit is the one that counts.
+func fdLimitNote(n int) string {
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return ""
+	}
+	return fdNote(n, l.Max)
+}
+
+// fdNote is fdLimitNote for a hard limit of hard descriptors: each of the
+// simulator and the client holds a connection per stream and a few files.
+func fdNote(n int, hard uint64) string {
+	if need := uint64(n) + 100; hard < need {
+		return fmt.Sprintf("Open-file limit too low: %d streams need about %d descriptors in the simulator and in the client, but the hard RLIMIT_NOFILE is %d (raise it with ulimit -Hn, or lower --scale-streams).", n, need, hard)
+	}
+	return ""
+}
+
+func point(ctx context.Context, o Options, sim *simProc, c int, base float64) (Point, error) {
 	p := Point{Concurrency: c, Requests: max(c*o.PerStream, 10)}
 	if err := sim.post("/sim/truth/reset"); err != nil {
 		return p, err
@@ -145,7 +264,9 @@ func point(ctx context.Context, o Options, sim *simProc, c int) (Point, error) {
 	p.Reported.TTFT = stats(res, "ttft")
 	p.Reported.ITL = stats(res, "itl")
 	p.PeakRSSMB = float64(ru.Maxrss) / 1024
-	p.CPUSeconds = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+	p.CPUSeconds = cpuSeconds(ru)
+	p.OutputTokens = num(res, "total_output_tokens")
+	p.MarginalCPU = marginal(p.CPUSeconds, base, p.OutputTokens)
 	truth, err := sim.truth()
 	if err != nil {
 		return p, err
@@ -161,7 +282,45 @@ func point(ctx context.Context, o Options, sim *simProc, c int) (Point, error) {
 	return p, nil
 }
 
-func throughput(ctx context.Context, o Options, sim *simProc) (Throughput, error) {
+// scale runs the scale point. A failure is kept in the outcome, not
+// returned: the report printed so far stands.
+func scale(ctx context.Context, o Options, sim *simProc, base float64) Scale {
+	n := o.ScaleStreams
+	sc := Scale{Streams: n, OutputLen: o.ScaleOutputLen, Completed: -1}
+	fail := func(err error) Scale {
+		fmt.Fprintf(os.Stderr, "calibrate: scale point: %v\n", err)
+		sc.Err = short(err)
+		return sc
+	}
+	if err := sim.post("/sim/truth/reset"); err != nil {
+		return fail(err)
+	}
+	records := filepath.Join(o.Dir, "scale.records.jsonl")
+	res, ru, err := client(ctx, o, sim.url, filepath.Join(o.Dir, "scale.jsonl"),
+		"--num-prompts", strconv.Itoa(n), "--max-concurrency", strconv.Itoa(n),
+		"--random-output-len", strconv.Itoa(sc.OutputLen), "--record-file", records)
+	if err != nil {
+		return fail(err)
+	}
+	sc.Completed = num(res, "completed")
+	sc.Verdict, _ = res["client_verdict"].(string)
+	sc.PeakRSSMB = float64(ru.Maxrss) / 1024
+	sc.MarginalCPU = marginal(cpuSeconds(ru), base, num(res, "total_output_tokens"))
+	truth, err := sim.truth()
+	if err != nil {
+		return fail(err)
+	}
+	sc.Sim = truth.writes
+	reported, err := readRecords(records)
+	if err != nil {
+		return fail(err)
+	}
+	sc.Matched = match(reported, truth)
+	fmt.Fprintf(os.Stderr, "calibrate: scale point done (%d streams)\n", n)
+	return sc
+}
+
+func throughput(ctx context.Context, o Options, sim *simProc, base float64) (Throughput, error) {
 	t := Throughput{Requests: o.ThroughputRequests, Concurrency: o.ThroughputConcurrency, OutputLen: o.ThroughputOutputLen}
 	res, ru, err := client(ctx, o, sim.url, filepath.Join(o.Dir, "throughput.jsonl"),
 		"--num-prompts", strconv.Itoa(t.Requests), "--max-concurrency", strconv.Itoa(t.Concurrency),
@@ -172,7 +331,20 @@ func throughput(ctx context.Context, o Options, sim *simProc) (Throughput, error
 	t.TokensPerSec, _ = res["output_throughput"].(float64)
 	t.CPUMicrosPerToken, _ = res["client_cpu_us_per_output_token"].(float64)
 	t.PeakRSSMB = float64(ru.Maxrss) / 1024
+	t.CPUSeconds = cpuSeconds(ru)
+	t.OutputTokens = num(res, "total_output_tokens")
+	t.MarginalCPU = marginal(t.CPUSeconds, base, t.OutputTokens)
 	return t, nil
+}
+
+func cpuSeconds(ru *syscall.Rusage) float64 {
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// num is a count from the result line (0 if absent).
+func num(res map[string]any, key string) int {
+	v, _ := res[key].(float64)
+	return int(v)
 }
 
 // client runs one benchserve process against url and returns its result
@@ -186,7 +358,7 @@ func client(ctx context.Context, o Options, url, out string, extra ...string) (m
 	cmd.Stderr = &stderr
 	cmd.Stdout = io.Discard
 	if err := cmd.Run(); err != nil {
-		return nil, nil, fmt.Errorf("%s %s: %v: %s", o.Exe, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return nil, nil, &runError{cmd: o.Exe + " " + strings.Join(args, " "), err: err, stderr: strings.TrimSpace(stderr.String())}
 	}
 	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if ru == nil {
@@ -204,6 +376,33 @@ func client(ctx context.Context, o Options, url, out string, extra ...string) (m
 		return nil, nil, fmt.Errorf("result %s: %v", out, err)
 	}
 	return res, ru, nil
+}
+
+// runError is a client process that failed.
+type runError struct {
+	cmd    string
+	err    error
+	stderr string
+}
+
+func (e *runError) Error() string { return fmt.Sprintf("%s: %v: %s", e.cmd, e.err, e.stderr) }
+
+// short is err for a table cell: a client's exit status and the last line
+// it wrote, without its command line; one line, at most 200 bytes.
+func short(err error) string {
+	s := err.Error()
+	var re *runError
+	if errors.As(err, &re) {
+		s = re.err.Error()
+		if i := strings.LastIndexByte(re.stderr, '\n'); re.stderr != "" {
+			s += ": " + re.stderr[i+1:]
+		}
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:197] + "..."
+	}
+	return s
 }
 
 func stats(res map[string]any, name string) metrics.Stats {
@@ -276,8 +475,9 @@ type trueRequest struct {
 
 // truthLog is the simulator's records by response id, in its order.
 type truthLog struct {
-	ids  []string
-	byID map[string]trueRequest
+	ids    []string
+	byID   map[string]trueRequest
+	writes chunkCount
 }
 
 // all returns every TTFT and every gap between chunk writes.
@@ -318,6 +518,11 @@ func (s *simProc) truth() (truthLog, error) {
 		tr := trueRequest{ttft: *r.TTFT}
 		for _, c := range r.Chunks {
 			tr.chunks = append(tr.chunks, c[0])
+			l.writes.Writes++
+			l.writes.Tokens += int(c[1])
+			if c[1] > 1 {
+				l.writes.Multi++
+			}
 		}
 		id := r.ID
 		if id == "" { // never from the simulator; keeps every record counted
@@ -387,17 +592,69 @@ func match(recs []clientRecord, truth truthLog) Matched {
 }
 
 func writeMatrix(w io.Writer, points []Point) {
-	fmt.Fprintln(w, "| concurrency | requests | TTFT mean (reported / true / error) | TTFT p50 | TTFT p99 | ITL mean | ITL p50 | ITL p99 | client peak RSS (MB) | client CPU (s) |")
-	fmt.Fprintln(w, "|---:|---:|---|---|---|---|---|---|---:|---:|")
+	fmt.Fprintln(w, "| concurrency | requests | TTFT mean (reported / true / error) | TTFT p50 | TTFT p99 | ITL mean | ITL p50 | ITL p99 | client peak RSS (MB) | client CPU (s) | client CPU µs per output token, marginal |")
+	fmt.Fprintln(w, "|---:|---:|---|---|---|---|---|---|---:|---:|---:|")
 	cell := func(rep, tru float64) string {
 		return fmt.Sprintf("%.2f / %.2f / %+.2f", rep, tru, rep-tru)
 	}
 	for _, p := range points {
-		fmt.Fprintf(w, "| %d | %d | %s | %s | %s | %s | %s | %s | %.1f | %.2f |\n", p.Concurrency, p.Requests,
+		fmt.Fprintf(w, "| %d | %d | %s | %s | %s | %s | %s | %s | %.1f | %.2f | %s |\n", p.Concurrency, p.Requests,
 			cell(p.Reported.TTFT.Mean, p.True.TTFT.Mean), cell(p.Reported.TTFT.Median, p.True.TTFT.Median), cell(p.Reported.TTFT.P99, p.True.TTFT.P99),
 			cell(p.Reported.ITL.Mean, p.True.ITL.Mean), cell(p.Reported.ITL.Median, p.True.ITL.Median), cell(p.Reported.ITL.P99, p.True.ITL.P99),
-			p.PeakRSSMB, p.CPUSeconds)
+			p.PeakRSSMB, p.CPUSeconds, fixed(p.MarginalCPU, 3))
 	}
+}
+
+// writeThroughput prints the throughput run's table.
+func writeThroughput(w io.Writer, t Throughput) {
+	fmt.Fprintln(w, "| output tokens/s | client CPU µs per output token, the client's own in-run figure | client CPU µs per output token, marginal | client peak RSS (MB) |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|")
+	fmt.Fprintf(w, "| %.0f | %.3f | %s | %.1f |\n", t.TokensPerSec, t.CPUMicrosPerToken, fixed(t.MarginalCPU, 3), t.PeakRSSMB)
+}
+
+// writeScale prints the scale point's table: its row holds the failure,
+// if any, in place of the verdict, and a dash for what was not measured.
+// A line under it says how the simulator wrote the tokens.
+func writeScale(w io.Writer, sc Scale) {
+	fmt.Fprintln(w, "| streams | requests completed | TTFT mean error | TTFT error p99 | ITL absolute error p99 | client verdict | client CPU µs per output token, marginal | client peak RSS (MB) |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---|---:|---:|")
+	const dash = "—"
+	completed, ttftMean, ttftP99, itl, cpu, rss := dash, dash, dash, dash, dash, dash
+	if sc.Completed >= 0 {
+		completed = strconv.Itoa(sc.Completed)
+		cpu, rss = fixed(sc.MarginalCPU, 3), fmt.Sprintf("%.1f", sc.PeakRSSMB)
+	}
+	if m := sc.Matched; m.Requests > 0 {
+		ttftMean, ttftP99 = fmt.Sprintf("%+.2f", m.TTFT.Mean), fmt.Sprintf("%+.2f", m.TTFT.P99)
+		if m.Gaps > 0 {
+			itl = fmt.Sprintf("%.3f", m.ITLAbsP99)
+		}
+	}
+	verdict := sc.Verdict
+	switch {
+	case sc.Err != "" && sc.Completed < 0:
+		verdict = "client failed: " + sc.Err
+	case sc.Err != "":
+		verdict += "; not matched: " + sc.Err
+	}
+	fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", sc.Streams, completed, ttftMean, ttftP99, itl, tableText(verdict), cpu, rss)
+	if c := sc.Sim; c.Writes > 0 {
+		fmt.Fprintf(w, "\nThe simulator wrote %d tokens in %d content writes; %d writes (%.1f%%) carried more than one token, where its writer fell behind the decode steps; %d requests matched, %d gaps (a request's gaps are compared only when both sides saw the same number of chunks).\n",
+			c.Tokens, c.Writes, c.Multi, 100*float64(c.Multi)/float64(c.Writes), sc.Matched.Requests, sc.Matched.Gaps)
+	}
+}
+
+// fixed formats v with prec decimals, or "n/a" when it is not a number.
+func fixed(v float64, prec int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "n/a"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+// tableText makes s safe in a Markdown table cell.
+func tableText(s string) string {
+	return strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", "\\|")
 }
 
 // writeMatched prints the per-request comparison.

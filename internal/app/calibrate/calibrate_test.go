@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"errors"
 	"io"
 	"math"
 	"net/http"
@@ -34,6 +35,10 @@ func TestTruth(t *testing.T) {
 	}
 	if len(itl) != 2 || itl[0] < 0.0099 || itl[0] > 0.0101 || itl[1] < 0.0199 || itl[1] > 0.0201 {
 		t.Errorf("itl = %v, want the gaps between chunk writes", itl)
+	}
+	// The finished requests' writes: four, of 1, 1, 2 and 1 tokens.
+	if want := (chunkCount{Writes: 4, Tokens: 5, Multi: 1}); truth.writes != want {
+		t.Errorf("writes = %+v, want %+v", truth.writes, want)
 	}
 }
 
@@ -83,11 +88,112 @@ func TestMatch(t *testing.T) {
 func TestWriteMatrix(t *testing.T) {
 	var p Point
 	p.Concurrency, p.Requests, p.PeakRSSMB, p.CPUSeconds = 100, 200, 38.9, 0.3
+	p.OutputTokens = 20000
+	p.MarginalCPU = marginal(p.CPUSeconds, 0.05, p.OutputTokens)
 	p.Reported.TTFT = metrics.Stats{Mean: 100.5, Median: 101, P99: 105}
 	p.True.TTFT = metrics.Stats{Mean: 100, Median: 101.25, P99: 104}
 	var b strings.Builder
 	writeMatrix(&b, []Point{p})
 	if !strings.Contains(b.String(), "| 100 | 200 | 100.50 / 100.00 / +0.50 | 101.00 / 101.25 / -0.25 | 105.00 / 104.00 / +1.00 |") {
 		t.Errorf("matrix:\n%s", b.String())
+	}
+	// (0.3 − 0.05) s over 20,000 tokens: 12.5 µs a token.
+	if !strings.Contains(b.String(), "| 38.9 | 0.30 | 12.500 |\n") || !strings.Contains(b.String(), "| client CPU µs per output token, marginal |\n") {
+		t.Errorf("matrix, the marginal CPU column:\n%s", b.String())
+	}
+}
+
+func TestCalibrateMarginal(t *testing.T) {
+	for _, c := range []struct {
+		run, base float64
+		tokens    int
+		want      float64
+	}{
+		{run: 1.25, base: 0.05, tokens: 100_000, want: 12},
+		{run: 0.05, base: 0.05, tokens: 10, want: 0},
+		// A run cheaper than the start-up (noise) shows as it is.
+		{run: 0.04, base: 0.05, tokens: 1000, want: -10},
+	} {
+		if got := marginal(c.run, c.base, c.tokens); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("marginal(%v, %v, %d) = %v, want %v µs", c.run, c.base, c.tokens, got, c.want)
+		}
+	}
+	if got := marginal(1, 0.05, 0); !math.IsNaN(got) {
+		t.Errorf("marginal of no tokens = %v, want NaN", got)
+	}
+	if fixed(math.NaN(), 3) != "n/a" || fixed(2.5, 3) != "2.500" {
+		t.Errorf("fixed: %q, %q", fixed(math.NaN(), 3), fixed(2.5, 3))
+	}
+}
+
+func TestCalibrateThroughputTable(t *testing.T) {
+	tp := Throughput{Requests: 500, Concurrency: 256, OutputLen: 96, TokensPerSec: 150000, CPUMicrosPerToken: 4.25, PeakRSSMB: 40}
+	tp.MarginalCPU = marginal(0.3, 0.06, 48000)
+	var b strings.Builder
+	writeThroughput(&b, tp)
+	want := "| output tokens/s | client CPU µs per output token, the client's own in-run figure | client CPU µs per output token, marginal | client peak RSS (MB) |\n" +
+		"|---:|---:|---:|---:|\n" +
+		"| 150000 | 4.250 | 5.000 | 40.0 |\n"
+	if b.String() != want {
+		t.Errorf("throughput table:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestCalibrateScaleTable(t *testing.T) {
+	row := func(sc Scale) string {
+		var b strings.Builder
+		writeScale(&b, sc)
+		lines := strings.Split(b.String(), "\n")
+		if len(lines) < 3 || !strings.HasPrefix(lines[0], "| streams | requests completed |") {
+			t.Fatalf("scale table:\n%s", b.String())
+		}
+		return strings.Join(lines[2:], "\n")
+	}
+	ok := Scale{Streams: 10000, OutputLen: 32, Completed: 10000, Verdict: "the client had headroom | and its timing held",
+		MarginalCPU: marginal(4.05, 0.05, 320000), PeakRSSMB: 512.25,
+		Sim: chunkCount{Writes: 300000, Tokens: 320000, Multi: 15000}}
+	ok.Matched.Requests, ok.Matched.Gaps = 10000, 200000
+	ok.Matched.TTFT = metrics.Stats{Mean: 1.234, P99: 9.876}
+	ok.Matched.ITLAbsP99 = 0.5
+	got := row(ok)
+	// The verdict's "|" is escaped; 4 s over 320,000 tokens is 12.5 µs.
+	if want := "| 10000 | 10000 | +1.23 | +9.88 | 0.500 | the client had headroom \\| and its timing held | 12.500 | 512.2 |\n"; !strings.HasPrefix(got, want) {
+		t.Errorf("scale row:\n%s\nwant:\n%s", got, want)
+	}
+	if !strings.Contains(got, "320000 tokens in 300000 content writes; 15000 writes (5.0%) carried more than one token") {
+		t.Errorf("scale note:\n%s", got)
+	}
+
+	failed := Scale{Streams: 10000, OutputLen: 32, Completed: -1,
+		Err: short(&runError{cmd: "/tmp/bs --num-prompts 10000", err: errors.New("exit status 1"), stderr: "warming up\nbenchserve: error: dial tcp: too many open files"})}
+	if want := "| 10000 | — | — | — | — | client failed: exit status 1: benchserve: error: dial tcp: too many open files | — | — |\n"; row(failed) != want {
+		t.Errorf("failed scale row:\n%s\nwant:\n%s", row(failed), want)
+	}
+
+	unmatched := Scale{Streams: 2000, OutputLen: 32, Completed: 2000, Verdict: "ok", MarginalCPU: math.NaN(), PeakRSSMB: 100, Err: "/sim/truth: EOF"}
+	if want := "| 2000 | 2000 | — | — | — | ok; not matched: /sim/truth: EOF | n/a | 100.0 |\n"; row(unmatched) != want {
+		t.Errorf("unmatched scale row:\n%s\nwant:\n%s", row(unmatched), want)
+	}
+}
+
+func TestCalibrateShortError(t *testing.T) {
+	if got := short(errors.New("POST /sim/truth/reset: 500 Internal Server Error")); got != "POST /sim/truth/reset: 500 Internal Server Error" {
+		t.Errorf("short(plain) = %q", got)
+	}
+	long := &runError{cmd: "bs", err: errors.New("exit status 3"), stderr: strings.Repeat("x", 300)}
+	if got := short(long); len(got) != 200 || !strings.HasPrefix(got, "exit status 3: xxx") || !strings.HasSuffix(got, "...") {
+		t.Errorf("short(long) = %q (%d bytes)", got, len(got))
+	}
+	if got := short(&runError{cmd: "bs", err: errors.New("signal: killed")}); got != "signal: killed" {
+		t.Errorf("short(no stderr) = %q", got)
+	}
+}
+
+func TestCalibrateFDNote(t *testing.T) {
+	if fdNote(10000, 20000) != "" || fdNote(10000, math.MaxUint64) != "" {
+		t.Error("a note under a limit that is enough")
+	}
+	if got := fdNote(10000, 1024); !strings.Contains(got, "hard RLIMIT_NOFILE is 1024") || strings.Contains(got, "\n") {
+		t.Errorf("fdNote(10000, 1024) = %q, want one line naming the limit", got)
 	}
 }
