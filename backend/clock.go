@@ -83,10 +83,19 @@ func wholeArrival(r io.Reader, n int, floor time.Time) (at time.Time, kernel boo
 // waited: from that time to now); never before floor nor before prev, the
 // stamp of the Read before.
 func arrival(stamps netstamp.Stamped, n int, floor, prev time.Time) (at time.Time, delay time.Duration, kernel bool) {
-	now := time.Now()
-	at = now
+	var ns int64
 	if stamps != nil && n > 0 {
-		if k := netstamp.At(now, stamps.LastArrival()); !k.Equal(now) {
+		ns = stamps.LastArrival()
+	}
+	return arrivalAt(time.Now(), ns, floor, prev)
+}
+
+// arrivalAt is arrival for a read that returned at now with the kernel's
+// receive time ns (Unix ns; 0: none).
+func arrivalAt(now time.Time, ns int64, floor, prev time.Time) (at time.Time, delay time.Duration, kernel bool) {
+	at = now
+	if ns != 0 {
+		if k := netstamp.At(now, ns); !k.Equal(now) {
 			at, delay, kernel = k, now.Sub(k), true
 		}
 	}

@@ -32,9 +32,17 @@ type scratch struct {
 	p      parser
 	note   sendNote
 	delays hist.H // the request's read delays, added to the client's at its end
+	// The event loop's: the response as it reads it, and the signals it
+	// sends (room to write; the response ended).
+	x          exchange
+	wake, done chan struct{}
 }
 
-var scratches = sync.Pool{New: func() any { return &scratch{lines: sse.NewReader(nil, 0)} }}
+var scratches = sync.Pool{New: func() any {
+	c := &scratch{lines: sse.NewReader(nil, 0), wake: make(chan struct{}, 1), done: make(chan struct{}, 1)}
+	c.x.init(c)
+	return c
+}}
 
 func getScratch() *scratch { return scratches.Get().(*scratch) }
 
@@ -46,6 +54,10 @@ func putScratch(c *scratch) {
 		c.body = nil
 	}
 	c.lines.Reset(nil)
+	if c.x.lines.BufferSize() > keepBuffer {
+		c.x.init(c)
+	}
+	c.x.clear()
 	c.clock = readClock{}
 	c.note = sendNote{}
 	c.delays.Reset()
@@ -93,6 +105,10 @@ func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch ti
 	}
 	rec.OutputLen = in.OutputLen
 	rec.ID = in.ID
+	if t := eventsFor(c, req); t != nil {
+		c.doEvents(ctx, t, req, in, rec, epoch, cn)
+		return
+	}
 
 	// The clock starts as the request's bytes are written, on a connection
 	// that was ready (kept, or opened before the run); a request that had
@@ -140,11 +156,23 @@ func (c *Client) read(ctx context.Context, cn *scratch, body io.Reader, rec *rec
 	p := &cn.p
 	p.reset(c, st, rec, outputLen)
 	var err error
-	if c.kind == KindTRT || (c.opt.Stream && c.kind != KindEmbeddings) {
-		err = c.readStream(body, cn) // trt always streams
+	if c.streams() {
+		err = c.readStream(body, cn)
 	} else {
 		err = c.readWhole(body, cn)
 	}
+	c.finishWith(ctx, p, err)
+}
+
+// streams reports whether a 200 reply is read as a stream: trt always
+// streams, embeddings never do.
+func (c *Client) streams() bool {
+	return c.kind == KindTRT || (c.opt.Stream && c.kind != KindEmbeddings)
+}
+
+// finishWith completes the record from what the parser gathered and the
+// reading's error.
+func (c *Client) finishWith(ctx context.Context, p *parser, err error) {
 	p.counts()
 	if err != nil {
 		kind, msg, ok := c.ctxFailure(ctx)
@@ -185,6 +213,11 @@ func (c *Client) readStream(body io.Reader, cn *scratch) error {
 		}
 	}
 	p.rec.KernelTimed = clk.kernelTimed()
+	return c.streamEnd(p)
+}
+
+// streamEnd checks a stream read to its end.
+func (c *Client) streamEnd(p *parser) error {
 	switch {
 	case p.lines == 0:
 		return kindErrorf(record.KindEmpty, "the server answered 200 with no data lines")
@@ -217,8 +250,12 @@ func (c *Client) readWhole(body io.Reader, cn *scratch) error {
 		}
 	}
 	cn.body = buf
-	p := &cn.p
-	at, kernel := wholeArrival(body, len(buf), p.st)
+	at, kernel := wholeArrival(body, len(buf), cn.p.st)
+	return c.wholeDoc(&cn.p, buf, at, kernel)
+}
+
+// wholeDoc parses a non-streamed response whose last byte came at at.
+func (c *Client) wholeDoc(p *parser, buf []byte, at time.Time, kernel bool) error {
 	p.rec.KernelTimed = kernel
 	doc := bytes.TrimSpace(buf)
 	if len(doc) == 0 {

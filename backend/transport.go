@@ -35,9 +35,10 @@ type transport struct {
 	maxAge  time.Duration // of an idle connection (idleTimeout)
 	bufSize int           // each connection's read buffer
 
-	mu    sync.Mutex
-	idle  map[string][]*pconn // by scheme://host:port, the most recently used last
-	tlsBy map[string]*tls.Config
+	mu        sync.Mutex
+	idle      map[string][]*pconn // by scheme://host:port, the most recently used last
+	idleSocks map[string][]*sock  // the event loop's, likewise
+	tlsBy     map[string]*tls.Config
 }
 
 var _ http.RoundTripper = (*transport)(nil)
@@ -315,12 +316,17 @@ func (t *transport) put(pc *pconn) {
 // CloseIdleConnections closes the kept connections.
 func (t *transport) CloseIdleConnections() {
 	t.mu.Lock()
-	idle := t.idle
-	t.idle = nil
+	idle, socks := t.idle, t.idleSocks
+	t.idle, t.idleSocks = nil, nil
 	t.mu.Unlock()
 	for _, l := range idle {
 		for _, pc := range l {
 			pc.conn.Close()
+		}
+	}
+	for _, l := range socks {
+		for _, s := range l {
+			s.close()
 		}
 	}
 }
@@ -352,8 +358,18 @@ func (t *transport) preconnect(ctx context.Context, key string, n int) (int, err
 	}
 	n = min(n, t.maxIdle)
 	errs := make(chan error, n)
+	l := eventLoop()
+	scheme, addr := splitKey(key)
 	for range n {
 		go func() {
+			if l != nil && scheme == "http" {
+				s, err := t.dialSock(ctx, l, key, addr)
+				if err == nil {
+					t.putSock(s)
+				}
+				errs <- err
+				return
+			}
 			pc, err := t.dial(ctx, key)
 			if err == nil {
 				t.put(pc)
@@ -373,4 +389,45 @@ func (t *transport) preconnect(ctx context.Context, key string, n int) (int, err
 		}
 	}
 	return ok, first
+}
+
+// getSock returns a kept socket of the event loop's to key, or dials a new
+// one (always when fresh is set).
+func (t *transport) getSock(ctx context.Context, l *evloop, key string, fresh bool) (s *sock, reused bool, err error) {
+	for t.keep && !fresh {
+		t.mu.Lock()
+		q := t.idleSocks[key]
+		if len(q) == 0 {
+			t.mu.Unlock()
+			break
+		}
+		s = q[len(q)-1]
+		q[len(q)-1] = nil
+		t.idleSocks[key] = q[:len(q)-1]
+		t.mu.Unlock()
+		if time.Since(s.idleSince) < t.maxAge && s.alive() {
+			return s, true, nil
+		}
+		s.close()
+	}
+	_, addr := splitKey(key)
+	s, err = t.dialSock(ctx, l, key, addr)
+	return s, false, err
+}
+
+// putSock keeps s for reuse, or closes it.
+func (t *transport) putSock(s *sock) {
+	s.idleSince = time.Now()
+	s.x = nil
+	t.mu.Lock()
+	if t.idleSocks == nil {
+		t.idleSocks = map[string][]*sock{}
+	}
+	if q := t.idleSocks[s.key]; len(q) < t.maxIdle {
+		t.idleSocks[s.key] = append(q, s)
+		t.mu.Unlock()
+		return
+	}
+	t.mu.Unlock()
+	s.close()
 }

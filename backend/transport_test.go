@@ -45,6 +45,9 @@ func idleCount(c *Client) int {
 	for _, l := range tr.idle {
 		n += len(l)
 	}
+	for _, l := range tr.idleSocks {
+		n += len(l)
+	}
 	return n
 }
 

@@ -134,8 +134,23 @@ func (e *encoding) init() {
 		pieces[i], _ = c.Decode(id) // [0, vocab) is dense: no error
 	}
 	e.ranks = newRankTable(pieces)
+	e.release()
 	// Both patterns have hand-written matchers, so this cannot fail.
 	e.split, _ = compileRegex(e.pattern)
+}
+
+// release frees the library's copy of the table (see libvocab.go), unless
+// keepLibrary says a test still compares with the library.
+func (e *encoding) release() {
+	if keepLibrary {
+		return
+	}
+	switch e.id {
+	case tk.O200kBase:
+		o200kLibVocab = nil
+	case tk.Cl100kBase:
+		cl100kLibVocab = nil
+	}
 }
 
 // appendPiece appends the ids of one piece of split text: its own id when it

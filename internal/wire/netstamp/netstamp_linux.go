@@ -68,6 +68,14 @@ func holdStamping() {
 	}
 }
 
+// EnableFD asks the socket fd for receive times (a socket read with recvmsg
+// outside package net, whose reads take ReceiveTime of their control
+// messages).
+func EnableFD(fd int) error {
+	keepOn.Do(holdStamping)
+	return syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+}
+
 func enable(rc syscall.RawConn) error {
 	var serr error
 	if err := rc.Control(func(fd uintptr) {
@@ -131,6 +139,9 @@ func (c *Conn) recvmsg(fd uintptr) bool {
 		}
 	}
 }
+
+// ReceiveTime is receiveTime, for readers of their own sockets.
+func ReceiveTime(oob []byte) int64 { return receiveTime(oob) }
 
 // receiveTime finds the SCM_TIMESTAMPNS message among the control messages
 // and returns its time in Unix nanoseconds, or 0. It allocates nothing:

@@ -167,3 +167,89 @@ func trim(b []byte) []byte {
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
+
+// Splitter is the push form of Reader, for a caller that is handed a
+// stream's bytes as they come (an event loop) rather than reading them:
+// Feed takes the bytes of one read and passes on the lines they complete.
+// A line wholly inside the bytes given is passed as a slice of them, not
+// copied; only a line still open at the end of a read is kept.
+type Splitter struct {
+	buf  []byte // the open line
+	max  int
+	line int
+}
+
+// NewSplitter returns a Splitter that accepts lines up to maxLine bytes
+// (DefaultMaxLine when maxLine <= 0).
+func NewSplitter(maxLine int) *Splitter {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
+	return &Splitter{max: maxLine}
+}
+
+// Reset forgets the open line and the count of lines.
+func (s *Splitter) Reset() { s.buf, s.line = s.buf[:0], 0 }
+
+// BufferSize is the size of the buffer the Splitter holds.
+func (s *Splitter) BufferSize() int { return cap(s.buf) }
+
+// Line is the 1-based number, counting empty lines, of the last line
+// passed on.
+func (s *Splitter) Line() int { return s.line }
+
+// Feed passes each non-empty line that b completes, stripped, to fn, and
+// keeps the rest of b as the open line. It stops at fn's first error and
+// returns it; a line longer than the limit is an error wrapping
+// ErrLineTooLong.
+func (s *Splitter) Feed(b []byte, fn func(line []byte) error) error {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			if len(s.buf)+len(b) > s.max {
+				return s.tooLong()
+			}
+			s.buf = append(s.buf, b...)
+			return nil
+		}
+		raw := b[:i]
+		if len(s.buf) > 0 {
+			if len(s.buf)+i > s.max {
+				return s.tooLong()
+			}
+			s.buf = append(s.buf, raw...)
+			raw = s.buf
+		} else if i > s.max {
+			return s.tooLong()
+		}
+		b = b[i+1:]
+		s.line++
+		line := trim(raw)
+		s.buf = s.buf[:0] // raw may be buf: fn must be done with it before the next Feed
+		if len(line) > 0 {
+			if err := fn(line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// End passes on the open line, if any, at the clean end of the stream.
+func (s *Splitter) End(fn func(line []byte) error) error {
+	if len(s.buf) == 0 {
+		return nil
+	}
+	raw := s.buf
+	s.buf = s.buf[:0]
+	s.line++
+	if line := trim(raw); len(line) > 0 {
+		return fn(line)
+	}
+	return nil
+}
+
+func (s *Splitter) tooLong() error {
+	s.buf = s.buf[:0]
+	return fmt.Errorf("sse: line %d: %w: more than %d bytes", s.line+1, ErrLineTooLong, s.max)
+}

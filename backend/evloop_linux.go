@@ -1,0 +1,350 @@
+//go:build linux
+
+package backend
+
+import (
+	"context"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"benchserve/internal/wire/netstamp"
+)
+
+// The event loop reads plain-HTTP responses on Linux. Go's poller, which
+// the transport's connections read through, costs two reads per chunk when
+// chunks come one at a time (the one that returns it, and one that finds
+// the socket empty before the goroutine parks) and a goroutine switch. The
+// loop waits for many sockets at once in one level-triggered epoll set,
+// makes one recvmsg per ready socket per wake-up (keeping the kernel's
+// receive time), and parses the bytes in place on its own goroutine; the
+// request's goroutine sleeps until its response has ended. Its sockets are
+// outside package net: dialled by net.Dialer, then taken over (dup'd, and
+// the net.Conn closed), so that Go's poller never sees their readiness.
+
+// sock is a connection the event loop reads.
+type sock struct {
+	fd    int
+	gen   uint32 // tells a reused fd number from this socket in the loop's events
+	key   string
+	loop  *evloop
+	state atomic.Int32
+	x     *exchange // the request in progress
+	added bool      // in the loop's epoll set
+
+	idleSince time.Time
+	mu        sync.Mutex // closed against a context's shutdown
+	closed    bool
+}
+
+const (
+	sockIdle    int32 = iota // the goroutine that holds it owns it
+	sockWriting              // its request waits for room to be written
+	sockReading              // the loop reads its response
+)
+
+// evloop is one epoll set and the goroutine that waits on it.
+type evloop struct {
+	epfd   int
+	buf    []byte // every read lands here and is parsed before the next
+	oob    [64]byte
+	events [256]syscall.EpollEvent
+	iov    syscall.Iovec
+	msg    syscall.Msghdr
+	file   *os.File // the epoll fd, held open
+}
+
+// recvBuffer is the loop's one read buffer: a read takes what has come,
+// many chunks at once when they bunch.
+const recvBuffer = 64 << 10
+
+var loops struct {
+	once sync.Once
+	l    *evloop
+	err  error
+	gen  atomic.Uint32
+}
+
+// eventLoop returns the process's event loop, started on first use; nil
+// when BENCHSERVE_RECEIVE=poller asks for Go's poller or epoll fails.
+func eventLoop() *evloop {
+	loops.once.Do(func() {
+		if os.Getenv("BENCHSERVE_RECEIVE") == "poller" {
+			return
+		}
+		epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+		if err != nil {
+			loops.err = err
+			return
+		}
+		// The epoll fd waits in Go's own poller, as a socket would: the
+		// loop's goroutine parks there while nothing is ready, with no
+		// thread blocked in epoll_wait (a blocking system call would
+		// keep the runtime's monitor waking every 20 µs to retake its
+		// processor).
+		if err := syscall.SetNonblock(epfd, true); err != nil {
+			syscall.Close(epfd)
+			loops.err = err
+			return
+		}
+		f := os.NewFile(uintptr(epfd), "epoll")
+		rc, err := f.SyscallConn()
+		if err != nil {
+			f.Close()
+			loops.err = err
+			return
+		}
+		l := &evloop{epfd: epfd, buf: make([]byte, recvBuffer), file: f}
+		l.msg.Iov = &l.iov
+		l.msg.Iovlen = 1
+		l.msg.Control = &l.oob[0]
+		loops.l = l
+		go l.run(rc)
+	})
+	return loops.l
+}
+
+// socks finds a socket by its fd for the loop.
+var socks sockTable
+
+type sockTable struct {
+	mu  sync.Mutex
+	tab atomic.Pointer[[]atomic.Pointer[sock]]
+}
+
+func (t *sockTable) set(fd int, s *sock) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tab := t.tab.Load()
+	if tab == nil || fd >= len(*tab) {
+		n := 1024
+		if tab != nil {
+			n = len(*tab)
+		}
+		for n <= fd {
+			n *= 2
+		}
+		nt := make([]atomic.Pointer[sock], n)
+		if tab != nil {
+			for i := range *tab {
+				nt[i].Store((*tab)[i].Load())
+			}
+		}
+		t.tab.Store(&nt)
+		tab = &nt
+	}
+	(*tab)[fd].Store(s)
+}
+
+func (t *sockTable) get(fd int) *sock {
+	tab := t.tab.Load()
+	if tab == nil || fd < 0 || fd >= len(*tab) {
+		return nil
+	}
+	return (*tab)[fd].Load()
+}
+
+// clear forgets s (closing its fd frees the number for another).
+func (t *sockTable) clear(s *sock) {
+	if tab := t.tab.Load(); tab != nil && s.fd < len(*tab) {
+		(*tab)[s.fd].CompareAndSwap(s, nil)
+	}
+}
+
+// run handles the ready sockets until none is, then waits in Go's poller
+// for the epoll fd to become readable (some socket ready) again.
+func (l *evloop) run(rc syscall.RawConn) {
+	err := rc.Read(func(uintptr) bool {
+		for {
+			n, err := syscall.EpollWait(l.epfd, l.events[:], 0)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil {
+				panic("benchserve: epoll_wait: " + err.Error()) // a broken epoll fd: nothing can be read
+			}
+			if n == 0 {
+				return false // wait
+			}
+			l.handle(l.events[:n])
+		}
+	})
+	panic("benchserve: the event loop's epoll fd failed: " + err.Error())
+}
+
+func (l *evloop) handle(events []syscall.EpollEvent) {
+	for i := range events {
+		ev := &events[i]
+		s := socks.get(int(ev.Fd))
+		if s == nil || s.gen != uint32(ev.Pad) {
+			continue // a socket closed since
+		}
+		switch s.state.Load() {
+		case sockReading:
+			l.read(s)
+		case sockWriting:
+			select { // a stale token is harmless: the writer tries again
+			case s.x.cn.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// read makes one recvmsg on the ready socket s and hands its bytes on.
+// An event that finds nothing (one reported before an earlier handler
+// in the batch read the bytes) is nothing.
+func (l *evloop) read(s *sock) {
+	x := s.x
+	l.iov.Base = &l.buf[0]
+	l.iov.SetLen(len(l.buf))
+	l.msg.SetControllen(len(l.oob))
+	r, _, errno := syscall.RawSyscall(syscall.SYS_RECVMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&l.msg)), syscall.MSG_DONTWAIT)
+	switch {
+	case errno == syscall.EAGAIN || errno == syscall.EINTR:
+		return
+	case errno != 0:
+		x.closed(&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("recvmsg", errno)})
+	case r == 0:
+		x.closed(nil)
+	default:
+		now := time.Now()
+		ns := netstamp.ReceiveTime(l.oob[:l.msg.Controllen])
+		if !x.received(l.buf[:r], now, ns) {
+			return
+		}
+	}
+	l.release(s)
+}
+
+// release takes s out of the epoll set and wakes its request.
+func (l *evloop) release(s *sock) {
+	s.state.Store(sockIdle)
+	syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_DEL, s.fd, nil) //nolint:errcheck // closed already: out of the set
+	s.added = false
+	s.x.cn.done <- struct{}{} // once per response: never blocks
+}
+
+// watch hands s to the loop: for its response (read), or until it can be
+// written (once). The loop acts on a socket's events by its state, and may
+// hold events reported before: a reader's state is set once the socket is
+// in the set (an event before is ignored, and reported again, since the
+// set is level-triggered), a writer's before (a one-shot event must not
+// be missed; an early one wakes the writer to try again).
+func (l *evloop) watch(s *sock, state int32) error {
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(s.fd), Pad: int32(s.gen)}
+	if state == sockWriting {
+		ev.Events = syscall.EPOLLOUT | syscall.EPOLLONESHOT
+		s.state.Store(state)
+	}
+	op := syscall.EPOLL_CTL_ADD
+	if s.added {
+		op = syscall.EPOLL_CTL_MOD
+	}
+	if err := syscall.EpollCtl(l.epfd, op, s.fd, &ev); err != nil {
+		s.state.Store(sockIdle)
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	s.added = true
+	s.state.Store(state)
+	return nil
+}
+
+// dialSock connects to addr and takes the socket over from package net.
+func (t *transport) dialSock(ctx context.Context, l *evloop, key, addr string) (*sock, error) {
+	conn, err := t.dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	rc, err := conn.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd := -1
+	var derr error
+	if err := rc.Control(func(f uintptr) {
+		// F_DUPFD_CLOEXEC: the copy shares the socket and its
+		// non-blocking mode, and is not inherited by children.
+		r, _, e := syscall.Syscall(syscall.SYS_FCNTL, f, syscall.F_DUPFD_CLOEXEC, 0)
+		fd = int(r)
+		if e != 0 {
+			derr = os.NewSyscallError("fcntl", e)
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return nil, derr
+	}
+	netstamp.EnableFD(fd) //nolint:errcheck // without it reads are timed when they return
+	s := &sock{fd: fd, gen: loops.gen.Add(1), key: key, loop: l}
+	socks.set(fd, s)
+	return s, nil
+}
+
+// write writes b, waiting in the loop while the socket has no room. It
+// returns how many bytes went out.
+func (s *sock) write(b []byte, first func()) (int, error) {
+	n := 0
+	for n < len(b) {
+		if n == 0 && first != nil {
+			first()
+		}
+		m, err := syscall.Write(s.fd, b[n:])
+		if m > 0 {
+			n += m
+			continue
+		}
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != syscall.EAGAIN {
+			if err == nil {
+				err = syscall.EPIPE
+			}
+			return n, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", err)}
+		}
+		select { // a token from before: this wait needs a new one
+		case <-s.x.cn.wake:
+		default:
+		}
+		if err := s.loop.watch(s, sockWriting); err != nil {
+			return n, err
+		}
+		<-s.x.cn.wake
+	}
+	return n, nil
+}
+
+// shutdown ends whatever waits on s (its context ended): the loop then
+// reads its end.
+func (s *sock) shutdown() {
+	s.mu.Lock()
+	if !s.closed {
+		syscall.Shutdown(s.fd, syscall.SHUT_RDWR) //nolint:errcheck // nothing more to do
+	}
+	s.mu.Unlock()
+}
+
+func (s *sock) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	socks.clear(s)
+	syscall.Close(s.fd) //nolint:errcheck // nothing more to do
+}
+
+// alive reports whether an idle socket can still be used (see alive).
+func (s *sock) alive() bool {
+	var b [1]byte
+	_, _, err := syscall.Recvfrom(s.fd, b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	return err == syscall.EAGAIN
+}

@@ -1,0 +1,32 @@
+//go:build !linux
+
+package backend
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"benchserve/record"
+)
+
+// Elsewhere than Linux every request reads through Go's poller: there is
+// no event loop.
+type sock struct {
+	idleSince time.Time
+	key       string
+	x         *exchange
+}
+
+type evloop struct{}
+
+func eventLoop() *evloop                          { return nil }
+func eventsFor(*Client, *http.Request) *transport { return nil }
+func (s *sock) close()                            {}
+func (s *sock) alive() bool                       { return false }
+func (t *transport) dialSock(context.Context, *evloop, string, string) (*sock, error) {
+	panic("no event loop")
+}
+func (c *Client) doEvents(context.Context, *transport, *http.Request, *Input, *record.Record, time.Time, *scratch) {
+	panic("no event loop")
+}
