@@ -82,7 +82,7 @@ func (c *Client) doEvents(ctx context.Context, t *transport, req *http.Request, 
 			case <-cn.wake:
 			default:
 			}
-			if err = l.watch(s, sockReading); err == nil {
+			if err = s.loop.watch(s, sockReading); err == nil {
 				<-cn.done
 				if x.in.resp == nil {
 					err = x.err
