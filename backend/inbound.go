@@ -117,6 +117,9 @@ func (in *inbound) feedHead(b []byte) (int, error) {
 		return len(b), nil
 	}
 	end += from
+	if end > maxHead {
+		return 0, fmt.Errorf("the response head is longer than %d KiB", maxHead>>10)
+	}
 	used := end - old
 	resp, err := http.ReadResponse(bufio.NewReaderSize(bytes.NewReader(in.head[:end]), 64), in.req)
 	if err != nil {
@@ -190,8 +193,10 @@ func (in *inbound) chunked(b []byte) (data, rest []byte, err error) {
 			in.line, in.chunk = in.line[:0], chunkSize
 		default: // a size or trailer line
 			i := bytes.IndexByte(b, '\n')
+			// A line and its '\n' fit in maxChunkLine bytes, as in
+			// the connection's buffer a reader's line must.
 			if i < 0 {
-				if len(in.line)+len(b) > maxChunkLine {
+				if len(in.line)+len(b) >= maxChunkLine {
 					return nil, nil, errors.New("chunked encoding: line too long")
 				}
 				in.line = append(in.line, b...)
@@ -203,7 +208,7 @@ func (in *inbound) chunked(b []byte) (data, rest []byte, err error) {
 				line = in.line
 			}
 			b = b[i+1:]
-			if len(line) > maxChunkLine {
+			if len(line) >= maxChunkLine {
 				return nil, nil, errors.New("chunked encoding: line too long")
 			}
 			if n := len(line); n > 0 && line[n-1] == '\r' {
