@@ -205,8 +205,10 @@ func (s *Splitter) Line() int { return s.line }
 func (s *Splitter) Feed(b []byte, fn func(line []byte) error) error {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
+		// A line and its '\n' fit in max bytes, as in a Reader's
+		// buffer they must.
 		if i < 0 {
-			if len(s.buf)+len(b) > s.max {
+			if len(s.buf)+len(b) >= s.max {
 				return s.tooLong()
 			}
 			s.buf = append(s.buf, b...)
@@ -214,12 +216,12 @@ func (s *Splitter) Feed(b []byte, fn func(line []byte) error) error {
 		}
 		raw := b[:i]
 		if len(s.buf) > 0 {
-			if len(s.buf)+i > s.max {
+			if len(s.buf)+i >= s.max {
 				return s.tooLong()
 			}
 			s.buf = append(s.buf, raw...)
 			raw = s.buf
-		} else if i > s.max {
+		} else if i >= s.max {
 			return s.tooLong()
 		}
 		b = b[i+1:]
