@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -176,20 +175,14 @@ func (t *sockTable) clear(s *sock) {
 // run handles the ready sockets until none is, then waits in Go's poller
 // for the epoll fd to become readable (some socket ready) again.
 func (l *evloop) run(rc syscall.RawConn) {
-	var next time.Time // the earliest the loop looks again
 	err := rc.Read(func(uintptr) bool {
 		for {
-			// At most one look per tick: a busy loop reads every socket
-			// that became ready during the tick in one wake-up, and one
-			// that is not busy reads each as it comes.
-			if tick := readTick(); tick > 0 {
-				if now := time.Now(); now.Before(next) {
-					time.Sleep(next.Sub(now))
-				}
-				next = time.Now().Add(tick)
-			}
 			// With a timeout of 0 it never blocks: a raw system call,
 			// which the runtime does not count as one (see sock.write).
+			// (Letting a busy loop look at most once per 500 µs tick,
+			// to read more sockets per wake-up, cost more than it saved:
+			// 19 against 10 µs a token at 100 streams, half the
+			// throughput.)
 			r, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), 0, 0, 0)
 			n := int(r)
 			if errno == syscall.EINTR {
@@ -206,35 +199,6 @@ func (l *evloop) run(rc syscall.RawConn) {
 	})
 	panic("benchserve: the event loop's epoll fd failed: " + err.Error())
 }
-
-// readTick is how long the loop lets bytes wait before it looks again
-// after a look that found some: 0 while some socket lacks the kernel's
-// receive times (its reads are timed when they return, so they must not
-// wait). BENCHSERVE_READ_TICK_US sets it (measurements); the default is
-// defaultTick.
-func readTick() time.Duration {
-	if unstamped.Load() {
-		return 0
-	}
-	return tickSetting
-}
-
-var tickSetting = func() time.Duration {
-	if v, err := strconv.Atoi(os.Getenv("BENCHSERVE_READ_TICK_US")); err == nil && v >= 0 {
-		return time.Duration(v) * time.Microsecond
-	}
-	return defaultTick
-}()
-
-// defaultTick: see readTick. A chunk that waits is still timed when it
-// arrived (the kernel's receive time); two chunks of one stream that came
-// within a tick are read together, and so both timed when the second came
-// (the self-check counts them, as bunched by late reads once the read came
-// more than LateRead after them).
-const defaultTick = 500 * time.Microsecond
-
-// unstamped is set once a socket declined kernel receive times.
-var unstamped atomic.Bool
 
 func (l *evloop) handle(events []syscall.EpollEvent) {
 	for i := range events {
@@ -341,9 +305,7 @@ func (t *transport) dialSock(ctx context.Context, l *evloop, key, addr string) (
 	if derr != nil {
 		return nil, derr
 	}
-	if netstamp.EnableFD(fd) != nil {
-		unstamped.Store(true) // its reads are timed when they return
-	}
+	netstamp.EnableFD(fd) //nolint:errcheck // without it reads are timed when they return
 	s := &sock{fd: fd, gen: loops.gen.Add(1), key: key, loop: l}
 	socks.set(fd, s)
 	return s, nil

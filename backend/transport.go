@@ -350,6 +350,9 @@ func splitKey(key string) (scheme, addr string) {
 	return "http", key[len("http://"):]
 }
 
+// dialWave bounds the connects preconnect makes at once.
+const dialWave = 256
+
 // preconnect dials n connections to key at once and keeps them, n capped
 // by the idle limit. It returns how many it opened and the first error.
 func (t *transport) preconnect(ctx context.Context, key string, n int) (int, error) {
@@ -358,11 +361,16 @@ func (t *transport) preconnect(ctx context.Context, key string, n int) (int, err
 	}
 	n = min(n, t.maxIdle)
 	errs := make(chan error, n)
-	l := eventLoop()
+	// At most dialWave connects at a time: a server's listen queue
+	// (somaxconn, often 4096) drops the SYNs of a larger burst, whose
+	// connects then wait a second for the retry.
+	wave := make(chan struct{}, dialWave)
 	scheme, addr := splitKey(key)
 	for range n {
 		go func() {
-			if l != nil && scheme == "http" {
+			wave <- struct{}{}
+			defer func() { <-wave }()
+			if l := eventLoop(); l != nil && scheme == "http" {
 				s, err := t.dialSock(ctx, l, key, addr)
 				if err == nil {
 					t.putSock(s)

@@ -189,7 +189,7 @@ func (r *runner) preconnect(ctx context.Context) {
 
 // preconnects is how many connections to open before the run: the
 // concurrency limit (its start, on a concurrency ramp), or every request
-// of a burst, else a few; never more than 4096.
+// of a burst, else a few; never more than maxPreconnect.
 func (r *runner) preconnects() int {
 	total := r.expected()
 	if total == 0 { // a closed loop by time, under its cap
@@ -202,8 +202,14 @@ func (r *runner) preconnects() int {
 	case r.Closed():
 		n = total
 	}
-	return min(n, 4096)
+	return min(n, maxPreconnect)
 }
+
+// maxPreconnect bounds the connections opened before a run (each is a
+// file descriptor; Go raises the soft limit to the hard one, often 1 M,
+// but some systems keep 4096 or less: then the connects over it fail, a
+// warning says so and those requests connect when sent).
+const maxPreconnect = 16384
 
 // completedOnly keeps the records of requests that were sent and not cut
 // by the interrupt, and counts the others.
