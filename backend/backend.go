@@ -142,12 +142,12 @@ func (c *Client) ResetTiming() {
 	c.mu.Unlock()
 }
 
-func (c *Client) addDelays(h *hist.H) {
-	if h.Count() == 0 {
+func (c *Client) addDelays(f *hist.Few) {
+	if f.Count() == 0 {
 		return
 	}
 	c.mu.Lock()
-	c.delays.Merge(h)
+	c.delays.AddFew(f)
 	c.mu.Unlock()
 }
 

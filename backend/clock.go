@@ -34,12 +34,12 @@ type readClock struct {
 	// them timed with the kernel's receive time.
 	reads, kernelReads int
 	// delays, when set, counts the delay of each kernel-timed Read.
-	delays *hist.H
+	delays *hist.Few
 }
 
 // reset makes the clock time the Reads of r, stamping none before floor
 // and counting the read delays in delays (nil: not counted).
-func (c *readClock) reset(r io.Reader, floor time.Time, delays *hist.H) {
+func (c *readClock) reset(r io.Reader, floor time.Time, delays *hist.Few) {
 	*c = readClock{r: r, floor: floor, delays: delays}
 	c.stamps, _ = r.(netstamp.Stamped)
 }

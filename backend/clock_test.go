@@ -47,7 +47,7 @@ func TestClockStampsLines(t *testing.T) {
 	wall := now.UnixNano()
 	floor := now.Add(-20 * time.Millisecond)
 	var clk readClock
-	var delays hist.H
+	var delays hist.Few
 	clk.reset(&receiveReader{
 		lines: []string{"data: a\n", "data: b\n", "data: c\n", "data: d\n", "data: e\n"},
 		ns: []int64{

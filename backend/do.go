@@ -31,7 +31,7 @@ type scratch struct {
 	body   []byte
 	p      parser
 	note   sendNote
-	delays hist.H // the request's read delays, added to the client's at its end
+	delays hist.Few // the request's read delays, added to the client's at its end
 	// The event loop's: the response as it reads it, and the signals it
 	// sends (room to write; the response ended).
 	x          exchange

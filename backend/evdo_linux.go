@@ -5,6 +5,7 @@ package backend
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -34,25 +35,26 @@ func (c *Client) doEvents(ctx context.Context, t *transport, req *http.Request, 
 		r.Close = true
 		req = &r
 	}
-	buf := reqBufs.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer func() {
-		if buf.Cap() <= 1<<20 {
-			reqBufs.Put(buf)
-		}
-	}()
-	if err := req.Write(buf); err != nil {
+	buf, err := wire(req)
+	if err != nil {
 		fail(rec, record.KindOther, fmt.Sprintf("building the request: %v", err))
 		return
 	}
+	// Its bytes go back to the pool once written, not when the response
+	// ends: at thousands of streams, that is most of a request's memory.
+	defer func() { putWire(buf) }()
 	l := eventLoop()
 	key := connKey(req)
 	x := &cn.x
 	note := &cn.note
 	st := time.Now()
 	var s *sock
-	var err error
 	for retried := false; ; retried = true {
+		if buf == nil { // a retry: the request again, from its body's start
+			if buf, err = rewire(req); err != nil {
+				break
+			}
+		}
 		var reused bool
 		s, reused, err = t.getSock(ctx, l, key, retried)
 		if err != nil {
@@ -66,6 +68,8 @@ func (c *Client) doEvents(ctx context.Context, t *transport, req *http.Request, 
 		passed := in.Gate.pass(func() {
 			n, err = s.write(buf.Bytes(), func() { note.start = time.Now() })
 		})
+		putWire(buf)
+		buf = nil
 		if !passed {
 			stop()
 			t.putSock(s)
@@ -148,4 +152,35 @@ func (c *Client) conclude(ctx context.Context, cn *scratch, x *exchange, rec *re
 	}
 	c.finishWith(ctx, &cn.p, err)
 	c.addDelays(&cn.delays)
+}
+
+// wire is req as it goes out, head and body, in a pooled buffer.
+func wire(req *http.Request) (*bytes.Buffer, error) {
+	buf := reqBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	if err := req.Write(buf); err != nil {
+		putWire(buf)
+		return nil, err
+	}
+	return buf, nil
+}
+
+// rewire is wire for a request whose body was read once already.
+func rewire(req *http.Request) (*bytes.Buffer, error) {
+	if req.GetBody == nil {
+		return nil, errors.New("the request's body cannot be sent again")
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	r := *req
+	r.Body = body
+	return wire(&r)
+}
+
+func putWire(buf *bytes.Buffer) {
+	if buf != nil && buf.Cap() <= 1<<20 {
+		reqBufs.Put(buf)
+	}
 }
