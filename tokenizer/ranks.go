@@ -1,6 +1,9 @@
 package tokenizer
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"strings"
+)
 
 // rankTable is a vocabulary of byte strings, id → bytes and bytes → id, in
 // about a fifth of the memory of a []string and a map[string]uint: the
@@ -15,25 +18,24 @@ type rankTable struct {
 	seed  maphash.Seed
 }
 
-func newRankTable(pieces []string) *rankTable {
-	n := 0
-	for _, p := range pieces {
-		n += len(p)
+// newRankTable makes the table of n pieces, each read once from piece(i)
+// and copied: the caller's strings can be garbage at once (the encodings'
+// are read back from the library one at a time).
+func newRankTable(n int, piece func(i int) string) *rankTable {
+	var all strings.Builder
+	t := &rankTable{off: make([]uint32, n+1), seed: maphash.MakeSeed()}
+	for i := range n {
+		t.off[i] = uint32(all.Len())
+		all.WriteString(piece(i))
 	}
-	buf := make([]byte, 0, n)
-	t := &rankTable{off: make([]uint32, len(pieces)+1), seed: maphash.MakeSeed()}
-	for i, p := range pieces {
-		t.off[i] = uint32(len(buf))
-		buf = append(buf, p...)
-	}
-	t.off[len(pieces)] = uint32(len(buf))
-	t.all = string(buf)
+	t.off[n] = uint32(all.Len())
+	t.all = all.String()
 	size := 1
-	for size < 2*len(pieces) {
+	for size < 2*n {
 		size <<= 1
 	}
 	t.index, t.mask = make([]uint32, size), uint64(size-1)
-	for i := range pieces {
+	for i := range n {
 		// A repeated piece keeps its first id, as the map kept its last;
 		// tiktoken's vocabularies have none.
 		h := maphash.String(t.seed, t.piece(i)) & t.mask

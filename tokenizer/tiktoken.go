@@ -127,13 +127,12 @@ func (e *encoding) init() {
 	// read back through Decode, one id at a time (see TestTiktokenInit for
 	// what that costs).
 	c.SetErrorMode(tk.ErrorModeNone) // the bytes, not U+FFFD for partial UTF-8
-	pieces := make([]string, e.vocab)
 	id := []uint{0}
-	for i := range e.vocab {
+	e.ranks = newRankTable(e.vocab, func(i int) string {
 		id[0] = uint(i)
-		pieces[i], _ = c.Decode(id) // [0, vocab) is dense: no error
-	}
-	e.ranks = newRankTable(pieces)
+		piece, _ := c.Decode(id) // [0, vocab) is dense: no error
+		return piece
+	})
 	e.release()
 	// Both patterns have hand-written matchers, so this cannot fail.
 	e.split, _ = compileRegex(e.pattern)
