@@ -134,8 +134,19 @@ func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch ti
 		return
 	}
 	defer resp.Body.Close()
-	// The server's id stands in for ours where ours was not sent (trt
-	// sends no headers, a --header may carry one of the user's).
+	c.takeID(resp, rec)
+	if resp.StatusCode != http.StatusOK {
+		fail(rec, statusKind(resp.StatusCode), statusError(resp))
+		return
+	}
+	c.read(ctx, cn, resp.Body, rec, st, in.OutputLen)
+	c.addDelays(&cn.delays)
+}
+
+// takeID keeps the server's request id: it stands in for ours where ours
+// was not sent (trt sends no headers, a --header may carry one of the
+// user's), and is kept beside ours where it differs.
+func (c *Client) takeID(resp *http.Response, rec *record.Record) {
 	if id := resp.Header.Get("X-Request-Id"); id != "" && id != rec.ID {
 		if c.ownID && rec.ID != "" {
 			rec.ServerID = id
@@ -143,12 +154,6 @@ func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch ti
 			rec.ID = id
 		}
 	}
-	if resp.StatusCode != http.StatusOK {
-		fail(rec, statusKind(resp.StatusCode), statusError(resp))
-		return
-	}
-	c.read(ctx, cn, resp.Body, rec, st, in.OutputLen)
-	c.addDelays(&cn.delays)
 }
 
 // read parses a 200 response into rec; st is when the request was sent.

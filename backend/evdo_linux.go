@@ -129,13 +129,7 @@ func (c *Client) doEvents(ctx context.Context, t *transport, req *http.Request, 
 func (c *Client) conclude(ctx context.Context, cn *scratch, x *exchange, rec *record.Record) {
 	resp := x.in.resp
 	cn.body = x.whole
-	if id := resp.Header.Get("X-Request-Id"); id != "" && id != rec.ID {
-		if c.ownID && rec.ID != "" {
-			rec.ServerID = id
-		} else {
-			rec.ID = id
-		}
-	}
+	c.takeID(resp, rec)
 	if resp.StatusCode != http.StatusOK {
 		resp.Body = io.NopCloser(x.errorBody())
 		fail(rec, statusKind(resp.StatusCode), statusError(resp))

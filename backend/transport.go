@@ -211,16 +211,10 @@ func isChunked(resp *http.Response) bool {
 // fresh is set).
 func (t *transport) get(ctx context.Context, key string, fresh bool) (pc *pconn, reused bool, err error) {
 	for t.keep && !fresh {
-		t.mu.Lock()
-		l := t.idle[key]
-		if len(l) == 0 {
-			t.mu.Unlock()
+		var ok bool
+		if pc, ok = popIdle(&t.mu, t.idle, key); !ok {
 			break
 		}
-		pc = l[len(l)-1]
-		l[len(l)-1] = nil
-		t.idle[key] = l[:len(l)-1]
-		t.mu.Unlock()
 		// The server may have closed it while it was idle, or be about
 		// to.
 		if time.Since(pc.idleSince) < t.maxAge && alive(pc.raw) {
@@ -300,17 +294,39 @@ func (t *transport) put(pc *pconn) {
 		return
 	}
 	pc.idleSince = time.Now()
-	t.mu.Lock()
-	if t.idle == nil {
-		t.idle = map[string][]*pconn{}
+	if !pushIdle(&t.mu, &t.idle, pc.key, pc, t.maxIdle) {
+		pc.conn.Close()
 	}
-	if l := t.idle[pc.key]; len(l) < t.maxIdle {
-		t.idle[pc.key] = append(l, pc)
-		t.mu.Unlock()
-		return
+}
+
+// popIdle takes the most recently kept connection to key.
+func popIdle[C any](mu *sync.Mutex, idle map[string][]C, key string) (c C, ok bool) {
+	mu.Lock()
+	defer mu.Unlock()
+	l := idle[key]
+	if len(l) == 0 {
+		return c, false
 	}
-	t.mu.Unlock()
-	pc.conn.Close()
+	c = l[len(l)-1]
+	var zero C
+	l[len(l)-1] = zero
+	idle[key] = l[:len(l)-1]
+	return c, true
+}
+
+// pushIdle keeps c for reuse, unless key has max kept already.
+func pushIdle[C any](mu *sync.Mutex, idle *map[string][]C, key string, c C, max int) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	if *idle == nil {
+		*idle = map[string][]C{}
+	}
+	l := (*idle)[key]
+	if len(l) >= max {
+		return false
+	}
+	(*idle)[key] = append(l, c)
+	return true
 }
 
 // CloseIdleConnections closes the kept connections.
@@ -403,16 +419,10 @@ func (t *transport) preconnect(ctx context.Context, key string, n int) (int, err
 // one (always when fresh is set).
 func (t *transport) getSock(ctx context.Context, l *evloop, key string, fresh bool) (s *sock, reused bool, err error) {
 	for t.keep && !fresh {
-		t.mu.Lock()
-		q := t.idleSocks[key]
-		if len(q) == 0 {
-			t.mu.Unlock()
+		var ok bool
+		if s, ok = popIdle(&t.mu, t.idleSocks, key); !ok {
 			break
 		}
-		s = q[len(q)-1]
-		q[len(q)-1] = nil
-		t.idleSocks[key] = q[:len(q)-1]
-		t.mu.Unlock()
 		if time.Since(s.idleSince) < t.maxAge && s.alive() {
 			return s, true, nil
 		}
@@ -427,15 +437,7 @@ func (t *transport) getSock(ctx context.Context, l *evloop, key string, fresh bo
 func (t *transport) putSock(s *sock) {
 	s.idleSince = time.Now()
 	s.x = nil
-	t.mu.Lock()
-	if t.idleSocks == nil {
-		t.idleSocks = map[string][]*sock{}
+	if !pushIdle(&t.mu, &t.idleSocks, s.key, s, t.maxIdle) {
+		s.close()
 	}
-	if q := t.idleSocks[s.key]; len(q) < t.maxIdle {
-		t.idleSocks[s.key] = append(q, s)
-		t.mu.Unlock()
-		return
-	}
-	t.mu.Unlock()
-	s.close()
 }
