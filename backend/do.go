@@ -88,27 +88,23 @@ func putScratch(c *scratch) {
 // rec.ErrorKind. When in.Gate was closed before the request could be
 // written, nothing is sent and rec.Sent is cleared.
 func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch time.Time) {
-	body := c.Body(in)
 	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
 	cn := getScratch()
 	defer putScratch(cn)
 	cn.note.gate = in.Gate
-	req, err := http.NewRequestWithContext(context.WithValue(ctx, noteKey{}, &cn.note), http.MethodPost, c.url, bytes.NewReader(body))
+	rec.OutputLen = in.OutputLen
+	rec.ID = in.ID
+	if t := eventsFor(c); t != nil {
+		c.doEvents(ctx, t, in, rec, epoch, cn)
+		return
+	}
+	req, err := c.request(ctx, in)
 	if err != nil {
 		fail(rec, record.KindOther, fmt.Sprintf("building the request: %v", err))
 		return
 	}
-	req.Header = c.headerFor(in)
-	if c.host != "" {
-		req.Host = c.host
-	}
-	rec.OutputLen = in.OutputLen
-	rec.ID = in.ID
-	if t := eventsFor(c, req); t != nil {
-		c.doEvents(ctx, t, req, in, rec, epoch, cn)
-		return
-	}
+	req = req.WithContext(context.WithValue(ctx, noteKey{}, &cn.note))
 
 	// The clock starts as the request's bytes are written, on a connection
 	// that was ready (kept, or opened before the run); a request that had
@@ -141,6 +137,19 @@ func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch ti
 	}
 	c.read(ctx, cn, resp.Body, rec, st, in.OutputLen)
 	c.addDelays(&cn.delays)
+}
+
+// request is in's request to the server, with its body.
+func (c *Client) request(ctx context.Context, in *Input) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(c.Body(in)))
+	if err != nil {
+		return nil, err
+	}
+	req.Header = c.headerFor(in)
+	if c.host != "" {
+		req.Host = c.host
+	}
+	return req, nil
 }
 
 // takeID keeps the server's request id: it stands in for ours where ours

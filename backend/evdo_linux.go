@@ -5,53 +5,50 @@ package backend
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"benchserve/record"
 )
 
-// eventsFor is the transport that sends req through the event loop: plain
-// HTTP, on Linux, through NewHTTPClient's transport, unless
+// eventsFor is the transport that sends c's requests through the event
+// loop: plain HTTP, on Linux, through NewHTTPClient's transport, unless
 // BENCHSERVE_RECEIVE=poller.
-func eventsFor(c *Client, req *http.Request) *transport {
+func eventsFor(c *Client) *transport {
 	t, ok := c.http.Transport.(*transport)
-	if !ok || req.URL.Scheme != "http" || eventLoop() == nil {
+	if !ok || !strings.HasPrefix(c.url, "http://") || eventLoop() == nil {
 		return nil
 	}
 	return t
 }
 
+// posted stands for every request in the parsing of responses, which
+// needs only its method: the request itself, and its body, are garbage
+// once written (at thousands of streams, most of a request's memory).
+var posted = &http.Request{Method: http.MethodPost}
+
 // doEvents is Do on the event loop: the request's goroutine writes the
 // request, then sleeps while the loop reads and parses the response, and
 // concludes the record. It keeps Do's rules: the clock, the gate, one
 // retry on a kept connection the server had closed, the errors' words.
-func (c *Client) doEvents(ctx context.Context, t *transport, req *http.Request, in *Input, rec *record.Record, epoch time.Time, cn *scratch) {
-	if !t.keep && !req.Close {
-		r := *req
-		r.Close = true
-		req = &r
-	}
-	buf, err := wire(req)
+func (c *Client) doEvents(ctx context.Context, t *transport, in *Input, rec *record.Record, epoch time.Time, cn *scratch) {
+	buf, key, err := c.wire(ctx, in, t.keep)
 	if err != nil {
 		fail(rec, record.KindOther, fmt.Sprintf("building the request: %v", err))
 		return
 	}
-	// Its bytes go back to the pool once written, not when the response
-	// ends: at thousands of streams, that is most of a request's memory.
 	defer func() { putWire(buf) }()
 	l := eventLoop()
-	key := connKey(req)
 	x := &cn.x
 	note := &cn.note
 	st := time.Now()
 	var s *sock
 	for retried := false; ; retried = true {
-		if buf == nil { // a retry: the request again, from its body's start
-			if buf, err = rewire(req); err != nil {
+		if buf == nil { // a retry: the request built again
+			if buf, _, err = c.wire(ctx, in, t.keep); err != nil {
 				break
 			}
 		}
@@ -61,7 +58,7 @@ func (c *Client) doEvents(ctx context.Context, t *transport, req *http.Request, 
 			break
 		}
 		note.dialed, note.start = !reused, time.Time{}
-		x.start(c, req)
+		x.start(c, posted)
 		s.x = x
 		stop := context.AfterFunc(ctx, s.shutdown)
 		var n int
@@ -148,29 +145,22 @@ func (c *Client) conclude(ctx context.Context, cn *scratch, x *exchange, rec *re
 	c.addDelays(&cn.delays)
 }
 
-// wire is req as it goes out, head and body, in a pooled buffer.
-func wire(req *http.Request) (*bytes.Buffer, error) {
+// wire is in's request as it goes out, head and body, in a pooled
+// buffer, and the key of its server's connections. Without keep-alive
+// it asks the server to close the connection, as the transport does.
+func (c *Client) wire(ctx context.Context, in *Input, keep bool) (*bytes.Buffer, string, error) {
+	req, err := c.request(ctx, in)
+	if err != nil {
+		return nil, "", err
+	}
+	req.Close = !keep
 	buf := reqBufs.Get().(*bytes.Buffer)
 	buf.Reset()
 	if err := req.Write(buf); err != nil {
 		putWire(buf)
-		return nil, err
+		return nil, "", err
 	}
-	return buf, nil
-}
-
-// rewire is wire for a request whose body was read once already.
-func rewire(req *http.Request) (*bytes.Buffer, error) {
-	if req.GetBody == nil {
-		return nil, errors.New("the request's body cannot be sent again")
-	}
-	body, err := req.GetBody()
-	if err != nil {
-		return nil, err
-	}
-	r := *req
-	r.Body = body
-	return wire(&r)
+	return buf, connKey(req), nil
 }
 
 func putWire(buf *bytes.Buffer) {

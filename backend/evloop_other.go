@@ -4,7 +4,6 @@ package backend
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"benchserve/record"
@@ -20,13 +19,13 @@ type sock struct {
 
 type evloop struct{}
 
-func eventLoop() *evloop                          { return nil }
-func eventsFor(*Client, *http.Request) *transport { return nil }
-func (s *sock) close()                            {}
-func (s *sock) alive() bool                       { return false }
+func eventLoop() *evloop           { return nil }
+func eventsFor(*Client) *transport { return nil }
+func (s *sock) close()             {}
+func (s *sock) alive() bool        { return false }
 func (t *transport) dialSock(context.Context, *evloop, string, string) (*sock, error) {
 	panic("no event loop")
 }
-func (c *Client) doEvents(context.Context, *transport, *http.Request, *Input, *record.Record, time.Time, *scratch) {
+func (c *Client) doEvents(context.Context, *transport, *Input, *record.Record, time.Time, *scratch) {
 	panic("no event loop")
 }
