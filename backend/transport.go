@@ -212,7 +212,7 @@ func isChunked(resp *http.Response) bool {
 func (t *transport) get(ctx context.Context, key string, fresh bool) (pc *pconn, reused bool, err error) {
 	for t.keep && !fresh {
 		var ok bool
-		if pc, ok = popIdle(&t.mu, t.idle, key); !ok {
+		if pc, ok = popIdle(&t.mu, &t.idle, key); !ok {
 			break
 		}
 		// The server may have closed it while it was idle, or be about
@@ -300,17 +300,17 @@ func (t *transport) put(pc *pconn) {
 }
 
 // popIdle takes the most recently kept connection to key.
-func popIdle[C any](mu *sync.Mutex, idle map[string][]C, key string) (c C, ok bool) {
+func popIdle[C any](mu *sync.Mutex, idle *map[string][]C, key string) (c C, ok bool) {
 	mu.Lock()
 	defer mu.Unlock()
-	l := idle[key]
+	l := (*idle)[key]
 	if len(l) == 0 {
 		return c, false
 	}
 	c = l[len(l)-1]
 	var zero C
 	l[len(l)-1] = zero
-	idle[key] = l[:len(l)-1]
+	(*idle)[key] = l[:len(l)-1]
 	return c, true
 }
 
@@ -420,7 +420,7 @@ func (t *transport) preconnect(ctx context.Context, key string, n int) (int, err
 func (t *transport) getSock(ctx context.Context, l *evloop, key string, fresh bool) (s *sock, reused bool, err error) {
 	for t.keep && !fresh {
 		var ok bool
-		if s, ok = popIdle(&t.mu, t.idleSocks, key); !ok {
+		if s, ok = popIdle(&t.mu, &t.idleSocks, key); !ok {
 			break
 		}
 		if time.Since(s.idleSince) < t.maxAge && s.alive() {
