@@ -32,17 +32,26 @@ type scratch struct {
 	p      parser
 	note   sendNote
 	delays hist.Few // the request's read delays, added to the client's at its end
-	// The event loop's: the response as it reads it, and the signals it
-	// sends (room to write; the response ended).
-	x          exchange
-	wake, done chan struct{}
+	// The event loop's: the response as it reads it, the request while
+	// it streams, the signal of room to write, and ev.resume, bound once.
+	x      exchange
+	ev     evreq
+	wake   chan struct{}
+	resume func()
 }
 
-var scratches = sync.Pool{New: func() any {
-	c := &scratch{lines: sse.NewReader(nil, 0), wake: make(chan struct{}, 1), done: make(chan struct{}, 1)}
+var scratches sync.Pool
+
+// newScratch is the pool's New, set in init: a scratch's resume leads back
+// to the pool, which a variable's initializer may not refer to.
+func newScratch() any {
+	c := &scratch{lines: sse.NewReader(nil, 0), wake: make(chan struct{}, 1)}
 	c.x.init(c)
+	c.resume = c.ev.resume
 	return c
-}}
+}
+
+func init() { scratches.New = newScratch }
 
 func getScratch() *scratch { return scratches.Get().(*scratch) }
 
@@ -58,6 +67,7 @@ func putScratch(c *scratch) {
 		c.x.init(c)
 	}
 	c.x.clear()
+	c.ev = evreq{}
 	c.clock = readClock{}
 	c.note = sendNote{}
 	c.delays.Reset()
@@ -88,6 +98,12 @@ func putScratch(c *scratch) {
 // rec.ErrorKind. When in.Gate was closed before the request could be
 // written, nothing is sent and rec.Sent is cleared.
 func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch time.Time) {
+	if t := eventsFor(c); t != nil {
+		done := make(chan struct{})
+		c.startEvents(ctx, t, in, rec, epoch, func() { close(done) })
+		<-done
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
 	cn := getScratch()
@@ -95,10 +111,6 @@ func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch ti
 	cn.note.gate = in.Gate
 	rec.OutputLen = in.OutputLen
 	rec.ID = in.ID
-	if t := eventsFor(c); t != nil {
-		c.doEvents(ctx, t, in, rec, epoch, cn)
-		return
-	}
 	req, err := c.request(ctx, in)
 	if err != nil {
 		fail(rec, record.KindOther, fmt.Sprintf("building the request: %v", err))
@@ -163,6 +175,20 @@ func (c *Client) takeID(resp *http.Response, rec *record.Record) {
 			rec.ID = id
 		}
 	}
+}
+
+// Start sends one request as Do does, and returns; then is called once
+// rec is complete. On the event loop nothing waits while the response
+// streams: then runs on a goroutine started when it has ended (or at once,
+// on this one, when the request could not go out). Elsewhere Start is Do
+// followed by then.
+func (c *Client) Start(ctx context.Context, in *Input, rec *record.Record, epoch time.Time, then func()) {
+	if t := eventsFor(c); t != nil {
+		c.startEvents(ctx, t, in, rec, epoch, then)
+		return
+	}
+	c.Do(ctx, in, rec, epoch)
+	then()
 }
 
 // read parses a 200 response into rec; st is when the request was sent.

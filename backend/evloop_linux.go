@@ -245,12 +245,12 @@ func (l *evloop) read(s *sock) {
 	l.release(s)
 }
 
-// release takes s out of the epoll set and wakes its request.
+// release takes s out of the epoll set and lets its request go on.
 func (l *evloop) release(s *sock) {
 	s.state.Store(sockIdle)
 	syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_DEL, s.fd, nil) //nolint:errcheck // closed already: out of the set
 	s.added = false
-	s.x.cn.done <- struct{}{} // once per response: never blocks
+	go s.x.cn.resume()
 }
 
 // watch hands s to the loop: for its response (read), or until it can be

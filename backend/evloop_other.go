@@ -26,6 +26,10 @@ func (s *sock) alive() bool        { return false }
 func (t *transport) dialSock(context.Context, *evloop, string, string) (*sock, error) {
 	panic("no event loop")
 }
-func (c *Client) doEvents(context.Context, *transport, *Input, *record.Record, time.Time, *scratch) {
+func (c *Client) startEvents(context.Context, *transport, *Input, *record.Record, time.Time, func()) {
 	panic("no event loop")
 }
+
+type evreq struct{}
+
+func (evreq) resume() {}

@@ -212,7 +212,6 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 		out := row.OutputLen
 		wg.Add(1)
 		go func() {
-			defer wg.Done()
 			// The slot is given back as soon as the reply has ended (free),
 			// before the record is counted and written.
 			held := true
@@ -222,18 +221,28 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 					r.release()
 				}
 			}
-			defer free()
+			finish := func() {
+				free()
+				wg.Done()
+			}
 			// The interrupt (or the end of the run's time) may have come
 			// while this goroutine waited to run: then it sends nothing.
 			if paced.Err() != nil {
+				finish()
 				return
 			}
 			if row.Turns != nil {
 				r.converse(paced, inflight, row, slot.LoRA, out, mine, start, ended)
-			} else {
-				r.send(inflight, r.input(row, out, slot.LoRA), &mine[0], start, ended, free)
+				ph.bar.add()
+				finish()
+				return
 			}
-			ph.bar.add()
+			// This goroutine ends once the request is written; the
+			// rest runs when its reply has ended (backend.Client.Start).
+			r.start(inflight, r.input(row, out, slot.LoRA), &mine[0], start, ended, free, func() {
+				ph.bar.add()
+				finish()
+			})
 		}()
 	}
 	wg.Wait()
@@ -247,18 +256,35 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 	return a.all(), last, unsent
 }
 
-// send runs one request into rec under ctx; ended is called when it
-// finished (unless the interrupt cut it). The request is not sent when the
-// run's gate is closed by the time it would be written (rec.Sent is then
-// false). free, when not nil, gives the request's concurrency slot back:
-// it is called as soon as the reply has ended, so that counting the
-// reply's tokens and writing its record never delay the next send.
+// send runs one request into rec under ctx and returns once its record is
+// written: start, waited for.
 func (r *runner) send(ctx context.Context, in *backend.Input, rec *record.Record, epoch time.Time, ended, free func()) {
+	done := make(chan struct{})
+	r.start(ctx, in, rec, epoch, ended, free, func() { close(done) })
+	<-done
+}
+
+// start sends one request into rec under ctx, and returns; done is called
+// once its record is written. ended is called when it finished (unless the
+// interrupt cut it). The request is not sent when the run's gate is closed
+// by the time it would be written (rec.Sent is then false). free, when not
+// nil, gives the request's concurrency slot back: it is called as soon as
+// the reply has ended, so that counting the reply's tokens and writing its
+// record never delay the next send.
+func (r *runner) start(ctx context.Context, in *backend.Input, rec *record.Record, epoch time.Time, ended, free, done func()) {
 	rec.Sent = true
 	in.Gate, in.ID = r.gate, requestID()
 	started := unixTime()
 	r.printStart(in)
-	r.Client.Do(ctx, in, rec, epoch)
+	r.Client.Start(ctx, in, rec, epoch, func() {
+		r.replied(in, rec, epoch, started, ended, free)
+		done()
+	})
+}
+
+// replied completes a request whose reply has ended (or that was not
+// sent): the slot, its end, its token count, its record.
+func (r *runner) replied(in *backend.Input, rec *record.Record, epoch time.Time, started float64, ended, free func()) {
 	end := time.Since(epoch).Seconds()
 	// Only a request the interrupt's end of the grace period cut counts as
 	// cancelled: one that failed on its own keeps its kind.

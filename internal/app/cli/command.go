@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 
@@ -92,7 +91,6 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 	if code, done := parseOutcome(err, pio); done {
 		return code
 	}
-	clientGC(pio)
 	stop, err := setUp(cfg, given, pio, prog)
 	if err != nil {
 		return exitCode(err, pio.Stderr)
@@ -198,18 +196,4 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "%s: error: %v\n", prog, err)
 	return bench.ExitFailure
-}
-
-// clientGCPercent is the garbage collector's target for a benchmark
-// client, unless GOGC says otherwise: its live heap is small (about 13 MB
-// at 1,000 streams, half of it the tokenizer's table), so a heap let grow
-// to 1.25× rather than 2× of it saves a fifth of the peak RSS (54–55 →
-// 50 MB at 1,000 streams), for 1–3% of the client's time in the collector
-// instead of 0–1% (docs/performance.md).
-const clientGCPercent = 25
-
-func clientGC(pio IO) {
-	if pio.Getenv("GOGC") == "" {
-		debug.SetGCPercent(clientGCPercent)
-	}
 }

@@ -222,7 +222,6 @@ func SweepMain(ctx context.Context, args []string, pio IO) int {
 	if code, done := parseOutcome(err, pio); done {
 		return code
 	}
-	clientGC(pio)
 	stop, err := setUp(sc.Base, given, pio, sweepProg)
 	if err != nil {
 		return exitCode(err, pio.Stderr)
