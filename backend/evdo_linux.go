@@ -19,7 +19,7 @@ import (
 // BENCHSERVE_RECEIVE=poller.
 func eventsFor(c *Client) *transport {
 	t, ok := c.http.Transport.(*transport)
-	if !ok || !strings.HasPrefix(c.url, "http://") || eventLoop() == nil {
+	if !ok || !strings.HasPrefix(c.url, "http://") || !eventsOn() {
 		return nil
 	}
 	return t
@@ -89,7 +89,7 @@ func (e *evreq) attempt() {
 				return
 			}
 		}
-		if e.s, e.reused, err = e.t.getSock(e.ctx, eventLoop(), e.key, e.retried); err != nil {
+		if e.s, e.reused, err = e.t.getSock(e.ctx, e.key, e.retried); err != nil {
 			e.finish(err)
 			return
 		}
@@ -161,7 +161,7 @@ func (e *evreq) ended(err error) (again bool) {
 		e.finish(err)
 		return false
 	}
-	e.c.conclude(e.ctx, e.cn, x, e.rec)
+	e.c.conclude(e.ctx, e.cn, e.rec)
 	if e.t.keep && stopped && x.err == nil && x.in.reusable() {
 		e.t.putSock(s)
 	} else {
@@ -199,7 +199,8 @@ func (e *evreq) done() {
 }
 
 // conclude completes rec from the response the loop read.
-func (c *Client) conclude(ctx context.Context, cn *scratch, x *exchange, rec *record.Record) {
+func (c *Client) conclude(ctx context.Context, cn *scratch, rec *record.Record) {
+	x := &cn.x
 	resp := x.in.resp
 	cn.body = x.whole
 	c.takeID(resp, rec)
@@ -210,12 +211,7 @@ func (c *Client) conclude(ctx context.Context, cn *scratch, x *exchange, rec *re
 	}
 	err := x.err
 	if err == nil && x.in.whole() {
-		p := &cn.p
-		at, _, kernel := arrivalAt(x.lastNow, x.lastNs, p.st, time.Time{})
-		if x.lastNow.IsZero() {
-			at, kernel = time.Now(), false
-		}
-		err = c.wholeDoc(p, x.whole, at, kernel)
+		err = c.wholeDoc(&cn.p, x.whole, x.at, x.kernel) // timed by its last read
 	}
 	c.finishWith(ctx, &cn.p, err)
 	c.addDelays(&cn.delays)

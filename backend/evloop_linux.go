@@ -22,8 +22,8 @@ import (
 // the socket empty before the goroutine parks) and a goroutine switch. The
 // loop waits for many sockets at once in one level-triggered epoll set,
 // makes one recvmsg per ready socket per wake-up (keeping the kernel's
-// receive time), and parses the bytes in place on its own goroutine; the
-// request's goroutine sleeps until its response has ended. Its sockets are
+// receive time), and parses the bytes in place on its own goroutine; no
+// goroutine of the request's waits meanwhile (evdo_linux.go). Its sockets are
 // outside package net: dialled by net.Dialer, then taken over (dup'd, and
 // the net.Conn closed), so that Go's poller never sees their readiness.
 
@@ -70,12 +70,12 @@ var loops struct {
 	gen  atomic.Uint32
 }
 
-// eventLoop returns one of the process's event loops, in turn, started on
-// first use; nil when BENCHSERVE_RECEIVE=poller asks for Go's poller or
-// epoll fails. There is one loop per processor (GOMAXPROCS): a burst of
+// eventsOn reports whether plain HTTP goes through the event loops: not
+// when BENCHSERVE_RECEIVE=poller asks for Go's poller or epoll fails. The
+// loops start on first use, one per processor (GOMAXPROCS): a burst of
 // chunks on many streams at once (a server's decode step) is read on
 // every core, not one.
-func eventLoop() *evloop {
+func eventsOn() bool {
 	loops.once.Do(func() {
 		if os.Getenv("BENCHSERVE_RECEIVE") == "poller" {
 			return
@@ -92,11 +92,11 @@ func eventLoop() *evloop {
 			loops.l = append(loops.l, l)
 		}
 	})
-	if len(loops.l) == 0 {
-		return nil
-	}
-	return loops.l[int(loops.next.Add(1))%len(loops.l)]
+	return len(loops.l) > 0
 }
+
+// nextLoop is the loop a new socket joins: each in turn.
+func nextLoop() *evloop { return loops.l[int(loops.next.Add(1))%len(loops.l)] }
 
 func newLoop() (*evloop, error) {
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
@@ -278,8 +278,9 @@ func (l *evloop) watch(s *sock, state int32) error {
 	return nil
 }
 
-// dialSock connects to addr and takes the socket over from package net.
-func (t *transport) dialSock(ctx context.Context, l *evloop, key, addr string) (*sock, error) {
+// dialSock connects to addr and takes the socket over from package net,
+// for the next loop (eventsOn must have said yes).
+func (t *transport) dialSock(ctx context.Context, key, addr string) (*sock, error) {
 	conn, err := t.dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
@@ -306,7 +307,7 @@ func (t *transport) dialSock(ctx context.Context, l *evloop, key, addr string) (
 		return nil, derr
 	}
 	netstamp.EnableFD(fd) //nolint:errcheck // without it reads are timed when they return
-	s := &sock{fd: fd, gen: loops.gen.Add(1), key: key, loop: l}
+	s := &sock{fd: fd, gen: loops.gen.Add(1), key: key, loop: nextLoop()}
 	socks.set(fd, s)
 	return s, nil
 }

@@ -15,14 +15,13 @@ import (
 // read's bytes are decoded (inbound), split into lines (sse.Splitter) and
 // handed to the parser as they come, timed as the transport's path times
 // them (clock.go). The loop calls received for each read and closed at
-// the connection's end; the request's goroutine then concludes the record
-// from what it gathered.
+// the connection's end; the request's continuation then concludes the
+// record from what it gathered (Client.conclude).
 type exchange struct {
-	c      *Client
-	cn     *scratch
-	in     inbound
-	lines  *sse.Splitter
-	stream bool // a 200 read as a stream: lines go to the parser
+	c     *Client
+	cn    *scratch
+	in    inbound
+	lines *sse.Splitter
 	// whole holds the body of a reply read whole, or of an error status
 	// (up to limit bytes, after which reading stops: cut).
 	whole []byte
@@ -35,14 +34,11 @@ type exchange struct {
 	delay              time.Duration
 	kernel, pending    bool
 	reads, kernelReads int
-	lastNow            time.Time
-	lastNs             int64
 
 	// err is the outcome: nil, a transport error (no head came: in.resp
 	// is nil) or the reading's error, worded for the record.
 	err     error
 	bodyErr error // the error a body or line handler stopped with
-	ended   bool  // the response ended or failed: the loop is done with it
 
 	lineFn, bodyFn func([]byte) error // x.line and x.body, bound once
 }
@@ -56,7 +52,6 @@ func (x *exchange) init(cn *scratch) {
 	x.lineFn, x.bodyFn = x.line, x.body
 }
 
-// start readies x for a response to req, read into cn's parser.
 // clear drops what x holds of the last request, keeping its buffers.
 func (x *exchange) clear() {
 	x.in.reset(nil)
@@ -64,11 +59,11 @@ func (x *exchange) clear() {
 	*x = exchange{cn: x.cn, in: x.in, lines: x.lines, lineFn: x.lineFn, bodyFn: x.bodyFn}
 }
 
+// start readies x for a response to req, read into cn's parser.
 func (x *exchange) start(c *Client, req *http.Request) {
-	x.in.reset(req)
-	x.in.streamed = c.streams()
-	x.lines.Reset()
-	*x = exchange{c: c, cn: x.cn, in: x.in, lines: x.lines, whole: x.cn.body[:0], lineFn: x.lineFn, bodyFn: x.bodyFn}
+	x.clear()
+	x.c, x.in.req, x.in.streamed = c, req, c.streams()
+	x.whole = x.cn.body[:0]
 }
 
 // received takes the n bytes of one read, which returned at now with the
@@ -76,7 +71,7 @@ func (x *exchange) start(c *Client, req *http.Request) {
 // ended.
 func (x *exchange) received(b []byte, now time.Time, ns int64) bool {
 	x.at, x.delay, x.kernel = arrivalAt(now, ns, x.cn.p.st, x.at)
-	x.pending, x.lastNow, x.lastNs = true, now, ns
+	x.pending = true
 	if err := x.in.feed(b, x.bodyFn); err != nil {
 		x.fail(err)
 		return true
@@ -152,7 +147,6 @@ func (x *exchange) line(line []byte) error {
 
 // end completes a response whose body ended.
 func (x *exchange) end() {
-	x.ended = true
 	if !x.in.whole() {
 		if err := x.lines.End(x.lineFn); err != nil {
 			x.err = x.bodyErr
@@ -169,7 +163,6 @@ func (x *exchange) end() {
 
 // fail ends the response with err.
 func (x *exchange) fail(err error) {
-	x.ended = true
 	switch {
 	case err == errStop:
 		x.err = x.bodyErr

@@ -376,6 +376,7 @@ func (t *transport) preconnect(ctx context.Context, key string, n int) (int, err
 		return 0, nil
 	}
 	n = min(n, t.maxIdle)
+	events := eventsOn()
 	errs := make(chan error, n)
 	// At most dialWave connects at a time: a server's listen queue
 	// (somaxconn, often 4096) drops the SYNs of a larger burst, whose
@@ -386,8 +387,8 @@ func (t *transport) preconnect(ctx context.Context, key string, n int) (int, err
 		go func() {
 			wave <- struct{}{}
 			defer func() { <-wave }()
-			if l := eventLoop(); l != nil && scheme == "http" {
-				s, err := t.dialSock(ctx, l, key, addr)
+			if events && scheme == "http" {
+				s, err := t.dialSock(ctx, key, addr)
 				if err == nil {
 					t.putSock(s)
 				}
@@ -417,7 +418,7 @@ func (t *transport) preconnect(ctx context.Context, key string, n int) (int, err
 
 // getSock returns a kept socket of the event loop's to key, or dials a new
 // one (always when fresh is set).
-func (t *transport) getSock(ctx context.Context, l *evloop, key string, fresh bool) (s *sock, reused bool, err error) {
+func (t *transport) getSock(ctx context.Context, key string, fresh bool) (s *sock, reused bool, err error) {
 	for t.keep && !fresh {
 		var ok bool
 		if s, ok = popIdle(&t.mu, &t.idleSocks, key); !ok {
@@ -429,7 +430,7 @@ func (t *transport) getSock(ctx context.Context, l *evloop, key string, fresh bo
 		s.close()
 	}
 	_, addr := splitKey(key)
-	s, err = t.dialSock(ctx, l, key, addr)
+	s, err = t.dialSock(ctx, key, addr)
 	return s, false, err
 }
 
