@@ -1,6 +1,9 @@
 package backend
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // Gate lets requests be written until it is closed, and none after: Close
 // waits for the writes under way, so once it returns no byte of a request
@@ -10,12 +13,21 @@ import "sync"
 type Gate struct {
 	mu     sync.RWMutex
 	closed bool
+	until  time.Time
 }
 
 // Close shuts the gate, once the writes under way are done.
 func (g *Gate) Close() {
 	g.mu.Lock()
 	g.closed = true
+	g.mu.Unlock()
+}
+
+// CloseAt shuts the gate at t (--duration): a request whose write would
+// start at t or later is not sent, however late its goroutine ran.
+func (g *Gate) CloseAt(t time.Time) {
+	g.mu.Lock()
+	g.until = t
 	g.mu.Unlock()
 }
 
@@ -28,7 +40,7 @@ func (g *Gate) pass(write func()) bool {
 	}
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	if g.closed {
+	if g.closed || (!g.until.IsZero() && !time.Now().Before(g.until)) {
 		return false
 	}
 	write()

@@ -170,6 +170,9 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 		var cancel func()
 		paced, cancel = context.WithDeadline(ctx, ph.until)
 		defer cancel()
+		// A request whose goroutine ran late is not written after the end.
+		r.gate.CloseAt(ph.until)
+		defer r.gate.CloseAt(time.Time{})
 	}
 	if ph.capRamp {
 		r.rampCap(paced, start)

@@ -123,6 +123,54 @@ func TestInterruptStopsSending(t *testing.T) {
 	}
 }
 
+// At the end of --duration no request leaves, though thousands of
+// goroutines were started before it and many run only after it: every
+// request sent began before the end, and the server saw just those.
+func TestDurationStopsSendingOnTime(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		limit int
+	}{{"saturated limit", 4}, {"no limit", 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := &arrivals{hold: 20 * time.Millisecond}
+			ts := httptest.NewServer(srv)
+			defer ts.Close()
+			n := 100000
+			if c.limit == 0 {
+				n = 3000
+			}
+			r := testRunner(t, ts.URL, n, c.limit)
+			start := time.Now()
+			until := start.Add(50 * time.Millisecond)
+			recs, _, unsent := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}, until: until}, start)
+			if len(recs)+unsent != n {
+				t.Errorf("%d records and %d not reached, want %d in all", len(recs), unsent, n)
+			}
+			sent := 0
+			for i := range recs {
+				if !recs[i].Sent {
+					continue
+				}
+				sent++
+				if at := start.Add(time.Duration(recs[i].Start * 1e9)); !at.Before(until) {
+					t.Fatalf("request %d left %v after the end", i, at.Sub(until))
+				}
+			}
+			// Without a limit, thousands of new connections may all still
+			// be dialling at the end.
+			if sent == n || (c.limit > 0 && sent == 0) {
+				t.Errorf("%d of %d requests sent; want the end to stop part-way", sent, n)
+			}
+			srv.mu.Lock()
+			got := len(srv.at)
+			srv.mu.Unlock()
+			if got != sent {
+				t.Errorf("the server saw %d requests, the records say %d were sent", got, sent)
+			}
+		})
+	}
+}
+
 // cancelAfter is a RoundTripper that ends the run's in-flight context as
 // each response comes: the grace period running out just after a request
 // failed on its own.

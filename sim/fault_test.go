@@ -237,7 +237,9 @@ func TestFaultsOnTheStream(t *testing.T) {
 			}
 		}},
 		{"stall:0.3", func(t *testing.T, r faultReply, data []string, _ []int) {
-			if r.err != nil || textChunks(data) != 6 || maxGap(r.gaps) < 300*time.Millisecond {
+			// The gaps are timed at this test's reads: a late read of the
+			// chunk before the stall shortens it a little.
+			if r.err != nil || textChunks(data) != 6 || maxGap(r.gaps) < 250*time.Millisecond {
 				t.Errorf("error %v, %d chunks, longest gap %v", r.err, textChunks(data), maxGap(r.gaps))
 			}
 		}},

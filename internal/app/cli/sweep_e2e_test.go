@@ -40,7 +40,8 @@ func readLines(t *testing.T, path string) []map[string]any {
 }
 
 // intendedByRun reads a record file: each run's intended send times, a
-// run starting where seq goes back to 0.
+// run starting where a seq comes again (lines are in the order requests
+// ended, not sent).
 func intendedByRun(t *testing.T, path string) [][]float64 {
 	t.Helper()
 	f, err := os.Open(path)
@@ -53,15 +54,20 @@ func intendedByRun(t *testing.T, path string) [][]float64 {
 		Intended float64 `json:"intended"`
 	}
 	var runs [][]rec
+	seen := map[int]bool{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var r rec
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatal(err)
 		}
-		if len(runs) == 0 || (r.Seq == 0 && len(runs[len(runs)-1]) > 0) {
+		// Lines come in the order requests ended: a run's next starts
+		// when a number comes again.
+		if len(runs) == 0 || seen[r.Seq] {
 			runs = append(runs, nil)
+			clear(seen)
 		}
+		seen[r.Seq] = true
 		runs[len(runs)-1] = append(runs[len(runs)-1], r)
 	}
 	out := make([][]float64, len(runs))
