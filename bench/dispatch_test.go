@@ -135,13 +135,15 @@ func TestDurationStopsSendingOnTime(t *testing.T) {
 			srv := &arrivals{hold: 20 * time.Millisecond}
 			ts := httptest.NewServer(srv)
 			defer ts.Close()
-			n := 100000
+			// Behind the limit, long enough for the first connections even
+			// under the race detector on a loaded machine.
+			n, run := 100000, 300*time.Millisecond
 			if c.limit == 0 {
-				n = 3000
+				n, run = 3000, 50*time.Millisecond
 			}
 			r := testRunner(t, ts.URL, n, c.limit)
 			start := time.Now()
-			until := start.Add(50 * time.Millisecond)
+			until := start.Add(run)
 			recs, _, unsent := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}, until: until}, start)
 			if len(recs)+unsent != n {
 				t.Errorf("%d records and %d not reached, want %d in all", len(recs), unsent, n)
