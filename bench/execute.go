@@ -124,6 +124,7 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.recFile.startRun(start)
 	check := startSelfCheck(p.expected(), cfg.Sim)
 	ph := phase{slots: p.Slots, cyclic: p.cyclic, bar: bar, check: check, capRamp: p.capSteps != nil}
 	if d := p.traffic.duration; d > 0 {

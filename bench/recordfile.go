@@ -21,6 +21,19 @@ type recordFile struct {
 	buf  []byte
 	last time.Time
 	err  error
+	// run is the run's start, written in every line (benchmark_start_unix)
+	// so that the runs of a file several append to can be told apart.
+	run []byte
+}
+
+// startRun sets the start of the run whose records follow.
+func (r *recordFile) startRun(start time.Time) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.run = pyjson.AppendFloat(r.run[:0], float64(start.UnixNano())/1e9)
+	r.mu.Unlock()
 }
 
 func openRecordFile(path string) (*recordFile, error) {
@@ -83,6 +96,10 @@ func (r *recordFile) write(rec *record.Record) {
 	b = pyjson.AppendString(b, rec.Error)
 	b = append(b, `, "error_kind": `...)
 	b = pyjson.AppendString(b, rec.ErrorKind)
+	if len(r.run) > 0 {
+		b = append(b, `, "benchmark_start_unix": `...)
+		b = append(b, r.run...)
+	}
 	b = append(b, "}\n"...)
 	r.buf = b
 	if _, err := r.w.Write(b); err != nil && r.err == nil {

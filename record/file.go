@@ -50,6 +50,8 @@ func DecodeLine(line []byte, r *Record) (bool, error) {
 		case jsonscan.KeyIs(k, "input_len"):
 			r.InputLen = i()
 			r.InputTextLen = r.InputLen
+		case jsonscan.KeyIs(k, "benchmark_start_unix"):
+			r.RunStart = f()
 		case jsonscan.KeyIs(k, "text_tokens"):
 			r.TextTokens, r.TextCounted = i(), true
 		case jsonscan.KeyIs(k, "error"):

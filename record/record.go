@@ -23,6 +23,9 @@ type Record struct {
 	End float64
 	// Sent is false for a request the run never sent (it was interrupted).
 	Sent bool
+	// RunStart is the run's benchmark_start_unix as a record file gives it
+	// (read back only): it tells apart the runs of a file several wrote.
+	RunStart float64
 
 	Success bool
 	// Latency runs from Start to the arrival of the last line of the response.

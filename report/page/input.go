@@ -5,7 +5,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
+	"strings"
 
 	"benchserve/internal/wire/jsonscan"
 	"benchserve/record"
@@ -78,25 +81,88 @@ func ReadLines(path string) ([]Line, error) {
 	return out, err
 }
 
-// ReadRecords reads a --record-file (a shard's header and end lines are
-// not requests).
+// ReadRecords reads a --record-file of one run (a shard's header and end
+// lines are not requests); a file that holds several runs is an error
+// naming them.
 func ReadRecords(path string) ([]record.Record, error) {
-	var out []record.Record
+	runs, err := ReadRecordRuns(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) > 1 {
+		return nil, fmt.Errorf("%s holds %d runs (a sweep's record file, or one reused by several runs); give a file of one run", path, len(runs))
+	}
+	return runs[0].Recs, nil
+}
+
+// ReadRecordRuns reads a --record-file into its runs: every record line
+// carries its run's benchmark_start_unix, and the runs that appended to
+// one file follow each other (lines without it, from before it was
+// written, are one run). Each set is named by the path, and when the file
+// holds several by the run's number (Label adds its settings).
+func ReadRecordRuns(path string) ([]RecordSet, error) {
+	var runs []RecordSet
 	err := eachLine(path, func(n int, b []byte) error {
 		var r record.Record
 		ok, err := record.DecodeLine(b, &r)
 		if err != nil {
 			return fmt.Errorf("%s:%d: not a record line: %v", path, n, err)
 		}
-		if ok {
-			out = append(out, r)
+		if !ok {
+			return nil
 		}
+		if len(runs) == 0 || runs[len(runs)-1].Start != r.RunStart {
+			runs = append(runs, RecordSet{Name: path, Start: r.RunStart})
+		}
+		runs[len(runs)-1].Recs = append(runs[len(runs)-1].Recs, r)
 		return nil
 	})
-	if err == nil && len(out) == 0 {
-		err = fmt.Errorf("%s: no records", path)
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("%s: no records", path)
+	}
+	if len(runs) > 1 {
+		for i := range runs {
+			runs[i].Run = fmt.Sprintf("run %d of %d", i+1, len(runs))
+		}
+	}
+	return runs, nil
+}
+
+// Label adds to each run of a file of several the settings of its result
+// line (the line with the same benchmark_start_unix), when lines has it.
+func Label(runs []RecordSet, lines []Line) {
+	for i := range runs {
+		rs := &runs[i]
+		if rs.Run == "" || rs.Start == 0 {
+			continue
+		}
+		for _, l := range lines {
+			if t, ok := l.Num["benchmark_start_unix"]; !ok || math.Abs(t-rs.Start) > 1e-6 {
+				continue
+			}
+			var parts []string
+			if rate, ok := l.Num["request_rate"]; ok {
+				r := strconv.FormatFloat(rate, 'g', -1, 64)
+				if math.IsInf(rate, 1) {
+					r = "inf"
+				}
+				parts = append(parts, "request rate "+r)
+			}
+			if c, ok := l.Num["max_concurrency"]; ok {
+				parts = append(parts, "max concurrency "+strconv.FormatFloat(c, 'g', -1, 64))
+			}
+			if tag := l.Str["tag"]; tag != "" {
+				parts = append(parts, "tag "+tag)
+			}
+			if len(parts) > 0 {
+				rs.Run += " (" + strings.Join(parts, ", ") + ")"
+			}
+			break
+		}
+	}
 }
 
 func eachLine(path string, fn func(n int, b []byte) error) error {

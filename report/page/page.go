@@ -10,10 +10,14 @@ import (
 	"benchserve/record"
 )
 
-// RecordSet is one run's --record-file.
+// RecordSet is one run's records from a --record-file: Name is the
+// file, Run which of its runs when it holds several ("" when one), Start
+// the run's benchmark_start_unix (0 when the file does not say).
 type RecordSet struct {
-	Name string
-	Recs []record.Record
+	Name  string
+	Run   string
+	Start float64
+	Recs  []record.Record
 }
 
 // Input is what a report shows.
@@ -76,7 +80,7 @@ func Report(in Input) []byte {
 			}
 		}
 		fmt.Fprintf(&body, `<section class="records"><h2>Requests of %s</h2><p>%d requests, %d succeeded. Lines are drawn through at most %d points (largest-triangle downsampling); the figures in the table are exact.</p>`,
-			esc(filepath.Base(rs.Name)), len(rs.Recs), ok, maxPoints)
+			esc(rs.title()), len(rs.Recs), ok, maxPoints)
 		for k := range rc {
 			body.WriteString(rc[k].SVG())
 		}
@@ -198,3 +202,11 @@ svg .title{font-size:14px;font-weight:600;text-anchor:middle}svg .tick{font-size
 svg .plot{fill:#fff;stroke:#bbb}svg .grid{stroke:#eee}svg .line{stroke-width:1.6}svg .pt{stroke:none}svg circle.pt:hover{r:5}
 svg .ref{stroke:#c62828;stroke-dasharray:5 4}svg .reflabel{font-size:11px;fill:#c62828}svg .band{fill:#2ca02c;opacity:.15}svg .legend text{font-size:11px}
 @media print{body{max-width:none;margin:0}svg.chart{width:48%;min-width:0;break-inside:avoid}section{break-inside:avoid-page}}`
+
+// title names the set on the page: the file, and the run in it.
+func (rs RecordSet) title() string {
+	if rs.Run == "" {
+		return filepath.Base(rs.Name)
+	}
+	return filepath.Base(rs.Name) + ", " + rs.Run
+}

@@ -17,7 +17,7 @@ func newReportParser() *argparse.Parser {
 		"(--output-file lines: runs, sweeps, searches) and record files (--record-file): the runs' figures, the load "+
 		"curves of several runs, and each record file's distributions and time series. Usage: benchserve report FILE.jsonl... "+
 		"[--records RECORDS.jsonl...] [-o report.html]")
-	p.Add(argparse.Option{Name: "--records", Nargs: argparse.OneOrMore, Metavar: "RECORDS.jsonl", Help: "Record files, one run each."})
+	p.Add(argparse.Option{Name: "--records", Nargs: argparse.OneOrMore, Metavar: "RECORDS.jsonl", Help: "Record files (a file of several runs, such as a sweep's, gives each run its own section)."})
 	p.Add(argparse.Option{Name: "--server-metrics", Nargs: argparse.OneOrMore, Metavar: "SERVER.jsonl", Help: "Files of the server's metrics over a run (--server-metrics-file)."})
 	p.Add(argparse.Option{Name: "--output", Default: "report.html", Metavar: "FILE.html", Help: "The page to write (also -o)."})
 	return p
@@ -43,11 +43,12 @@ func ReportMain(_ context.Context, args []string, pio IO) int {
 		in.Lines = append(in.Lines, lines...)
 	}
 	for _, f := range strList(ns.Get("records")) {
-		recs, err := page.ReadRecords(f)
+		runs, err := page.ReadRecordRuns(f)
 		if err != nil {
 			return exitCode(failed(err), pio.Stderr)
 		}
-		in.Records = append(in.Records, page.RecordSet{Name: f, Recs: recs})
+		page.Label(runs, in.Lines)
+		in.Records = append(in.Records, runs...)
 	}
 	for _, f := range strList(ns.Get("server_metrics")) {
 		s, err := page.ReadServerSeries(f)
@@ -60,7 +61,7 @@ func ReportMain(_ context.Context, args []string, pio IO) int {
 	if err := os.WriteFile(out, page.Report(in), 0o644); err != nil {
 		return exitCode(failed(fmt.Errorf("-o: %v", err)), pio.Stderr)
 	}
-	fmt.Fprintf(pio.Stdout, "Wrote %s (%d result lines, %d record files, %d server metric files).\n", out, len(in.Lines), len(in.Records), len(in.Server))
+	fmt.Fprintf(pio.Stdout, "Wrote %s (%d result lines, %d runs' records, %d server metric files).\n", out, len(in.Lines), len(in.Records), len(in.Server))
 	return 0
 }
 

@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"benchserve/bench"
+	"benchserve/report/page"
 )
 
 // readLines decodes every JSON line of path (Infinity as a huge number).
@@ -39,42 +40,20 @@ func readLines(t *testing.T, path string) []map[string]any {
 	return out
 }
 
-// intendedByRun reads a record file: each run's intended send times, a
-// run starting where a seq comes again (lines are in the order requests
-// ended, not sent).
+// intendedByRun reads a record file: each run's intended send times, in
+// seq order, its runs told apart as report tells them apart.
 func intendedByRun(t *testing.T, path string) [][]float64 {
 	t.Helper()
-	f, err := os.Open(path)
+	runs, err := page.ReadRecordRuns(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	type rec struct {
-		Seq      int     `json:"seq"`
-		Intended float64 `json:"intended"`
-	}
-	var runs [][]rec
-	seen := map[int]bool{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var r rec
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		// Lines come in the order requests ended: a run's next starts
-		// when a number comes again.
-		if len(runs) == 0 || seen[r.Seq] {
-			runs = append(runs, nil)
-			clear(seen)
-		}
-		seen[r.Seq] = true
-		runs[len(runs)-1] = append(runs[len(runs)-1], r)
-	}
 	out := make([][]float64, len(runs))
-	for i, rs := range runs {
-		sort.Slice(rs, func(a, b int) bool { return rs[a].Seq < rs[b].Seq })
-		for _, r := range rs {
-			out[i] = append(out[i], r.Intended)
+	for i, r := range runs {
+		recs := r.Recs
+		sort.Slice(recs, func(a, b int) bool { return recs[a].Seq < recs[b].Seq })
+		for _, rec := range recs {
+			out[i] = append(out[i], rec.Intended)
 		}
 	}
 	return out
@@ -145,6 +124,22 @@ func TestSweepMatchesSeparateRuns(t *testing.T) {
 	}
 	if strings.Count(stdout, "  grid  ") != 3 || !strings.Contains(stdout, "TTFT p99") {
 		t.Errorf("table:\n%s", stdout)
+	}
+	// The sweep's record file holds three runs: report gives each its
+	// section, named by its rate; compare wants one run a file.
+	htmlPath := filepath.Join(dir, "r.html")
+	if code, stdout, stderr := run(t, nil, "report", sw, "--records", swRec, "-o", htmlPath); code != 0 || !strings.Contains(stdout, "3 runs' records") {
+		t.Fatalf("report: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	html, _ := os.ReadFile(htmlPath)
+	for i, rate := range []string{"10", "20", "40"} {
+		if want := fmt.Sprintf("Requests of sweep.rec, run %d of 3 (request rate %s)", i+1, rate); !strings.Contains(string(html), want) {
+			t.Errorf("report: no section %q", want)
+		}
+	}
+	code, _, stderr = run(t, nil, "compare", sw, filepath.Join(dir, "10.jsonl"), "--records", swRec, filepath.Join(dir, "10.rec"))
+	if code != 1 || !strings.Contains(stderr, "sweep.rec holds 3 runs") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("compare of a sweep's record file: exit %d, %q", code, stderr)
 	}
 }
 
