@@ -82,44 +82,46 @@ func TestInterruptStopsSending(t *testing.T) {
 			}()
 			start := time.Now()
 			recs, _, unsent := r.dispatch(ctx, context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, start)
-			if len(recs)+unsent != n {
-				t.Errorf("%d records and %d not reached, want %d in all", len(recs), unsent, n)
-			}
-			cut := <-cuts
 			// When each request began to be written (or to connect, when
 			// it had to), by the client's clock: none after the gate closed
 			// (the server's own arrival times lag behind a burst of
 			// thousands of connections).
-			sent, late := 0, 0
-			for i := range recs {
-				if !recs[i].Sent {
-					continue
-				}
-				sent++
-				if start.Add(time.Duration(recs[i].Start * 1e9)).After(cut) {
-					late++
-				}
-			}
-			if late > 0 {
-				t.Errorf("%d requests were written after the interrupt", late)
-			}
-			// Behind a limit, requests go out until the cut; without one,
-			// thousands of new connections may all still be dialling then.
-			if sent == n || (c.limit > 0 && sent == 0) {
-				t.Errorf("%d of %d requests sent; want the interrupt to stop part-way", sent, n)
-			}
-			srv.mu.Lock()
-			got := len(srv.at)
-			srv.mu.Unlock()
-			if got != sent {
-				t.Errorf("the server saw %d requests, the records say %d were sent", got, sent)
-			}
-			for i := range recs {
-				if recs[i].Sent && !recs[i].Success {
-					t.Fatalf("request %d: %s", i, recs[i].Error)
-				}
-			}
+			stoppedPartWay(t, srv, recs, unsent, n, c.limit, start, <-cuts)
 		})
+	}
+}
+
+// stoppedPartWay checks a dispatch of n requests that was stopped at cut:
+// every request accounted for, none that began at or after cut, the
+// server saw just those sent, and they succeeded. Behind a limit some went
+// out before the cut; without one, thousands of new connections may all
+// still be dialling then.
+func stoppedPartWay(t *testing.T, srv *arrivals, recs []record.Record, unsent, n, limit int, start, cut time.Time) {
+	t.Helper()
+	if len(recs)+unsent != n {
+		t.Errorf("%d records and %d not reached, want %d in all", len(recs), unsent, n)
+	}
+	sent := 0
+	for i := range recs {
+		if !recs[i].Sent {
+			continue
+		}
+		sent++
+		if at := start.Add(time.Duration(recs[i].Start * 1e9)); !at.Before(cut) {
+			t.Fatalf("request %d left %v after the cut", i, at.Sub(cut))
+		}
+		if !recs[i].Success {
+			t.Fatalf("request %d: %s", i, recs[i].Error)
+		}
+	}
+	if sent == n || (limit > 0 && sent == 0) {
+		t.Errorf("%d of %d requests sent; want the cut to stop them part-way", sent, n)
+	}
+	srv.mu.Lock()
+	got := len(srv.at)
+	srv.mu.Unlock()
+	if got != sent {
+		t.Errorf("the server saw %d requests, the records say %d were sent", got, sent)
 	}
 }
 
@@ -145,30 +147,7 @@ func TestDurationStopsSendingOnTime(t *testing.T) {
 			start := time.Now()
 			until := start.Add(run)
 			recs, _, unsent := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}, until: until}, start)
-			if len(recs)+unsent != n {
-				t.Errorf("%d records and %d not reached, want %d in all", len(recs), unsent, n)
-			}
-			sent := 0
-			for i := range recs {
-				if !recs[i].Sent {
-					continue
-				}
-				sent++
-				if at := start.Add(time.Duration(recs[i].Start * 1e9)); !at.Before(until) {
-					t.Fatalf("request %d left %v after the end", i, at.Sub(until))
-				}
-			}
-			// Without a limit, thousands of new connections may all still
-			// be dialling at the end.
-			if sent == n || (c.limit > 0 && sent == 0) {
-				t.Errorf("%d of %d requests sent; want the end to stop part-way", sent, n)
-			}
-			srv.mu.Lock()
-			got := len(srv.at)
-			srv.mu.Unlock()
-			if got != sent {
-				t.Errorf("the server saw %d requests, the records say %d were sent", got, sent)
-			}
+			stoppedPartWay(t, srv, recs, unsent, n, c.limit, start, until)
 		})
 	}
 }
