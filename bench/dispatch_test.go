@@ -58,6 +58,37 @@ func testRunner(t *testing.T, url string, n, limit int) *runner {
 // its schedule (rate inf) and slots keep coming free behind a full
 // --max-concurrency, or when goroutines already started had not yet sent.
 func TestInterruptStopsSending(t *testing.T) {
+	behindAndWithoutLimit(t, func(t *testing.T, limit int, srv *arrivals, url string) {
+		// Behind the limit, long enough for the first connections even
+		// under the race detector on a loaded machine.
+		n, after := 100000, 300*time.Millisecond
+		if limit == 0 {
+			n, after = 3000, 60*time.Millisecond
+		}
+		r := testRunner(t, url, n, limit)
+		ctx, cancel := context.WithCancel(context.Background())
+		cuts := make(chan time.Time, 1)
+		go func() {
+			time.Sleep(after)
+			// As the interrupt does: the gate, then the dispatcher.
+			r.gate.Close()
+			cuts <- time.Now()
+			cancel()
+		}()
+		start := time.Now()
+		recs, _, unsent := r.dispatch(ctx, context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, start)
+		// When each request began to be written (or to connect, when
+		// it had to), by the client's clock: none after the gate closed
+		// (the server's own arrival times lag behind a burst of
+		// thousands of connections).
+		stoppedPartWay(t, srv, recs, unsent, n, limit, start, <-cuts)
+	})
+}
+
+// behindAndWithoutLimit runs test behind a saturated --max-concurrency 4
+// and without a limit, each against its own server that answers after
+// 20 ms.
+func behindAndWithoutLimit(t *testing.T, test func(t *testing.T, limit int, srv *arrivals, url string)) {
 	for _, c := range []struct {
 		name  string
 		limit int
@@ -66,27 +97,7 @@ func TestInterruptStopsSending(t *testing.T) {
 			srv := &arrivals{hold: 20 * time.Millisecond}
 			ts := httptest.NewServer(srv)
 			defer ts.Close()
-			n := 100000
-			if c.limit == 0 {
-				n = 3000
-			}
-			r := testRunner(t, ts.URL, n, c.limit)
-			ctx, cancel := context.WithCancel(context.Background())
-			cuts := make(chan time.Time, 1)
-			go func() {
-				time.Sleep(60 * time.Millisecond)
-				// As the interrupt does: the gate, then the dispatcher.
-				r.gate.Close()
-				cuts <- time.Now()
-				cancel()
-			}()
-			start := time.Now()
-			recs, _, unsent := r.dispatch(ctx, context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, start)
-			// When each request began to be written (or to connect, when
-			// it had to), by the client's clock: none after the gate closed
-			// (the server's own arrival times lag behind a burst of
-			// thousands of connections).
-			stoppedPartWay(t, srv, recs, unsent, n, c.limit, start, <-cuts)
+			test(t, c.limit, srv, ts.URL)
 		})
 	}
 }
@@ -129,27 +140,19 @@ func stoppedPartWay(t *testing.T, srv *arrivals, recs []record.Record, unsent, n
 // goroutines were started before it and many run only after it: every
 // request sent began before the end, and the server saw just those.
 func TestDurationStopsSendingOnTime(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		limit int
-	}{{"saturated limit", 4}, {"no limit", 0}} {
-		t.Run(c.name, func(t *testing.T) {
-			srv := &arrivals{hold: 20 * time.Millisecond}
-			ts := httptest.NewServer(srv)
-			defer ts.Close()
-			// Behind the limit, long enough for the first connections even
-			// under the race detector on a loaded machine.
-			n, run := 100000, 300*time.Millisecond
-			if c.limit == 0 {
-				n, run = 3000, 50*time.Millisecond
-			}
-			r := testRunner(t, ts.URL, n, c.limit)
-			start := time.Now()
-			until := start.Add(run)
-			recs, _, unsent := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}, until: until}, start)
-			stoppedPartWay(t, srv, recs, unsent, n, c.limit, start, until)
-		})
-	}
+	behindAndWithoutLimit(t, func(t *testing.T, limit int, srv *arrivals, url string) {
+		// Behind the limit, long enough for the first connections even
+		// under the race detector on a loaded machine.
+		n, run := 100000, 300*time.Millisecond
+		if limit == 0 {
+			n, run = 3000, 50*time.Millisecond
+		}
+		r := testRunner(t, url, n, limit)
+		start := time.Now()
+		until := start.Add(run)
+		recs, _, unsent := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}, until: until}, start)
+		stoppedPartWay(t, srv, recs, unsent, n, limit, start, until)
+	})
 }
 
 // cancelAfter is a RoundTripper that ends the run's in-flight context as
