@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 
 	"benchserve/internal/wire/jsonscan"
@@ -144,15 +143,11 @@ func Label(runs []RecordSet, lines []Line) {
 				continue
 			}
 			var parts []string
-			if rate, ok := l.Num["request_rate"]; ok {
-				r := strconv.FormatFloat(rate, 'g', -1, 64)
-				if math.IsInf(rate, 1) {
-					r = "inf"
-				}
-				parts = append(parts, "request rate "+r)
+			if rate := rateOf(&l); rate != "" {
+				parts = append(parts, "request rate "+rate)
 			}
 			if c, ok := l.Num["max_concurrency"]; ok {
-				parts = append(parts, "max concurrency "+strconv.FormatFloat(c, 'g', -1, 64))
+				parts = append(parts, "max concurrency "+num(c))
 			}
 			if tag := l.Str["tag"]; tag != "" {
 				parts = append(parts, "tag "+tag)

@@ -122,13 +122,7 @@ func runTable(lines []Line, runs *[]runData) string {
 		}
 		n++
 		rd := runData{File: l.File, Figures: map[string]*float64{}}
-		rate := l.Str["request_rate"]
-		if v, ok := l.Num["request_rate"]; ok {
-			rate = num(v)
-			if math.IsInf(v, 1) {
-				rate = "inf"
-			}
-		}
+		rate := rateOf(&l)
 		conc := "none"
 		if v, ok := l.Num["max_concurrency"]; ok {
 			conc = num(v)
@@ -152,6 +146,18 @@ func runTable(lines []Line, runs *[]runData) string {
 	}
 	b.WriteString(`</tbody></table><p class="note">Latencies in ms. "goodput" is request goodput (req/s) with --goodput.</p>`)
 	return b.String()
+}
+
+// rateOf is a result line's request rate as the page writes it.
+func rateOf(l *Line) string {
+	v, ok := l.Num["request_rate"]
+	switch {
+	case !ok:
+		return l.Str["request_rate"]
+	case math.IsInf(v, 1):
+		return "inf"
+	}
+	return num(v)
 }
 
 func fmt2(v float64) string {
