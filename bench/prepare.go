@@ -245,9 +245,9 @@ func (p *Plan) plan(lora schedule.LoRA, py *pyrand.Python, np *pyrand.NumPy) err
 	if rows[0].HasTimestamp {
 		return p.planTrace(lora, py, np)
 	}
-	if cfg.UseTraceTimestamps {
-		return usage("--use-trace-timestamps: the %s dataset has no timestamps", cfg.DatasetName)
-	}
+	// Ignored, as the command line's note says: the result shows the rate
+	// the requests were sent at, not the reference's "trace".
+	cfg.UseTraceTimestamps = false
 	arr := p.arrival()
 	if r := ld.ramp; r != nil {
 		r.Over = ld.duration

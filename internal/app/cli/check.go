@@ -11,14 +11,14 @@ import (
 )
 
 // unused is a flag the run would not use with some configurations. why
-// says why it has no effect with c ("" when it has one). A given flag
-// with a reason is refused, so that a typo or a wrong guess about a flag
-// does not silently measure something else; where the reference's own
-// usage combines them (note), it is accepted and the reason printed.
+// says why it has no effect with c ("" when it has one). The reference
+// accepts every such combination and ignores the flag, so a given flag
+// with a reason is accepted too, with the reason printed as a note: a
+// typo or a wrong guess about a flag is seen, and a drop-in command line
+// still runs. docs/compat.md lists the refusals that remain, elsewhere.
 type unused struct {
 	flag string
 	why  func(c *bench.Config, getenv func(string) string) string
-	note bool
 }
 
 // unusedFlags is read from each dataset loader (which Params fields it
@@ -51,7 +51,7 @@ var unusedFlags = []unused{
 	{flag: "--agentic-max-turns", why: datasets(only("agentic-trace reads it"), "agentic-trace")},
 	{flag: "--speed-bench-category", why: datasets(only("speed-bench reads it"), "speed-bench")},
 	{flag: "--speed-bench-output-len", why: datasets(outputFrom, "speed-bench")},
-	{flag: "--num-prompts", note: true, why: func(c *bench.Config, _ func(string) string) string {
+	{flag: "--num-prompts", why: func(c *bench.Config, _ func(string) string) string {
 		return unless(c.DatasetName != "generated-shared-prefix", fmt.Sprintf(
 			"not used by --dataset-name generated-shared-prefix, which sends --gsp-num-groups × --gsp-prompts-per-group = %d requests",
 			c.GSPNumGroups*c.GSPPromptsPerGroup))
@@ -73,7 +73,7 @@ var unusedFlags = []unused{
 	{flag: "--tokenize-prompt", why: func(c *bench.Config, _ func(string) string) string {
 		switch c.DatasetName {
 		case "mooncake", "speed-bench", "openai", "agentic-trace", "longbench_v2":
-			return "not supported by --dataset-name " + c.DatasetName + " (only random and random-ids)"
+			return "--dataset-name " + c.DatasetName + " ignores it (only random and random-ids send token ids)"
 		}
 		return ""
 	}},
@@ -102,7 +102,7 @@ var unusedFlags = []unused{
 	{flag: "--use-trace-timestamps", why: datasets(only("it has no timestamps"), "mooncake")},
 	{flag: "--arrival", why: gaps},
 	{flag: "--burstiness", why: gaps},
-	{flag: "--max-concurrency", note: true, why: func(c *bench.Config, _ func(string) string) string {
+	{flag: "--max-concurrency", why: func(c *bench.Config, _ func(string) string) string {
 		return unless(c.MaxConcurrency == nil || *c.MaxConcurrency != 0, "0 sets no limit on requests in flight, as in the reference")
 	}},
 	{flag: "--flush-cache-timeout", why: func(c *bench.Config, getenv func(string) string) string {
@@ -164,23 +164,18 @@ var unusedFlags = []unused{
 	{flag: "--profile-decode-url", why: workerURLs},
 }
 
-// checkGiven refuses the first given flag the run would not use and
-// returns the notes for those it accepts anyway.
-func checkGiven(c *bench.Config, given map[string]bool, getenv func(string) string) (notes []string, err error) {
+// checkGiven returns a note for each given flag the run would not use,
+// "--flag: why", in the table's order.
+func checkGiven(c *bench.Config, given map[string]bool, getenv func(string) string) (notes []string) {
 	for _, u := range unusedFlags {
 		if !given[u.flag] {
 			continue
 		}
-		why := u.why(c, getenv)
-		switch {
-		case why == "":
-		case u.note:
+		if why := u.why(c, getenv); why != "" {
 			notes = append(notes, u.flag+": "+why)
-		default:
-			return nil, &bench.ExitError{Code: bench.ExitUsage, Msg: u.flag + ": " + why}
 		}
 	}
-	return notes, nil
+	return notes
 }
 
 type reason = func(c *bench.Config, getenv func(string) string) string
@@ -199,7 +194,7 @@ func datasets(tell func(dataset string) string, names ...string) reason {
 		if slices.Contains(names, c.DatasetName) {
 			return ""
 		}
-		return "not used by --dataset-name " + c.DatasetName + " (" + tell(c.DatasetName) + ")"
+		return "--dataset-name " + c.DatasetName + " ignores it (" + tell(c.DatasetName) + ")"
 	}
 }
 
@@ -229,7 +224,7 @@ func backends(uses func(backend.Spec) bool, why func(not []string) string) reaso
 			return ""
 		}
 		not := backend.NamesOf(func(s backend.Spec) bool { return !uses(s) })
-		return "not used with --backend " + c.Backend + " (" + why(not) + ")"
+		return "--backend " + c.Backend + " ignores it (" + why(not) + ")"
 	}
 }
 
@@ -351,7 +346,7 @@ func logprobs(c *bench.Config, _ func(string) string) string {
 		return unless(c.ReturnLogprob && c.TopLogprobsNum > 0,
 			"--backend "+c.Backend+" asks for logprobs only with both --return-logprob and --top-logprobs-num > 0")
 	}
-	return "not used with --backend " + c.Backend + " (it sends no logprob fields)"
+	return "--backend " + c.Backend + " ignores it (it sends no logprob fields)"
 }
 
 func needsProfile(c *bench.Config, _ func(string) string) string {

@@ -117,11 +117,7 @@ func setUp(cfg *bench.Config, given map[string]bool, pio IO, name string) (stop 
 			return stop, err
 		}
 	}
-	notes, err := checkGiven(cfg, given, pio.Getenv)
-	if err != nil {
-		return stop, err
-	}
-	for _, n := range notes {
+	for _, n := range checkGiven(cfg, given, pio.Getenv) {
 		fmt.Fprintf(pio.Stderr, "%s: note: %s\n", name, n)
 	}
 	if cfg.Sim {
