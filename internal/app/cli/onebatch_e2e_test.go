@@ -244,7 +244,9 @@ func TestOneBatchUsage(t *testing.T) {
 		{[]string{"--dataset-name", "sharegpt", "--input-len", "1", "2"}, "Replay datasets take prompt lengths from the recorded data"},
 		{[]string{"--dataset-name", "custom"}, "--dataset-name custom requires --dataset-path"},
 		{[]string{"--cache-hit-rate", "1.5"}, "argument --cache-hit-rate: must be between 0 and 1, got 1.5"},
-		{[]string{"--enable-lora"}, "unrecognized arguments: --enable-lora"},
+		{[]string{"--enable-lora"}, "unrecognized arguments: --enable-lora (benchserve never launches a server"},
+		{[]string{"--speculative-algorithm", "EAGLE"}, "unrecognized arguments: --speculative-algorithm EAGLE (benchserve never launches a server: " +
+			"start it with python -m sglang.launch_server and its flags, then point --base-url or --host/--port at it)"},
 		{[]string{"--mod", "x"}, "ambiguous option: --mod could match --model-path, --model"},
 		{[]string{"--port", port}, "nothing answers at http://127.0.0.1:" + port + ", and benchserve cannot launch a server"},
 	}

@@ -111,6 +111,11 @@ func newOneBatchParser() *argparse.Parser {
 // are *UsageError or *HelpRequested; ignored names the launch flags given.
 func parseOneBatch(args []string, cols int) (cfg *onebatch.Config, ignored []string, err error) {
 	ns, err := parseArgs(newOneBatchParser(), args, cols)
+	if ue, ok := err.(*UsageError); ok && strings.HasPrefix(ue.Msg, "unrecognized arguments: -") {
+		// Most likely a flag of the server the reference would launch.
+		ue.Msg += " (benchserve never launches a server: start it with python -m sglang.launch_server and its flags, " +
+			"then point --base-url or --host/--port at it)"
+	}
 	if err != nil {
 		return nil, nil, err
 	}
