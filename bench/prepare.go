@@ -151,7 +151,8 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 // --fake-prefill add to it.
 func extraBody(cfg *Config, out io.Writer) (*pyjson.Object, error) {
 	extra := &pyjson.Object{}
-	if cfg.ExtraRequestBody != nil {
+	// An empty one is none, as the reference's "if args.extra_request_body".
+	if cfg.ExtraRequestBody != nil && *cfg.ExtraRequestBody != "" {
 		var err error
 		if extra, err = pyjson.ParseObject([]byte(*cfg.ExtraRequestBody)); err != nil {
 			return nil, usage("--extra-request-body: %v", err)

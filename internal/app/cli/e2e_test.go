@@ -248,6 +248,8 @@ func TestBadInput(t *testing.T) {
 		{"bad value", []string{"--num-prompts", "ten"}, 2, "argument --num-prompts: invalid int value: 'ten'"},
 		{"bad choice", []string{"--backend", "nope"}, 2, "argument --backend: invalid choice: 'nope'"},
 		{"malformed extra body", []string{"--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--extra-request-body", `{"top_k": 5,}`}, 2, "--extra-request-body: invalid JSON"},
+		{"extra body cut short", []string{"--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--extra-request-body", `{"a":`}, 2,
+			"benchserve: error: --extra-request-body: invalid JSON: it ends early, before the value is complete\n"},
 		{"extra body not an object", []string{"--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--extra-request-body", `[1]`}, 2, "--extra-request-body: not a JSON object"},
 		{"missing dataset", []string{"--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--dataset-path", filepath.Join(dir, "nope.json")}, 1, "nope.json: no such file"},
 		{"invalid dataset", []string{"--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--dataset-path", bad}, 1, "bad.json: invalid JSON at line 4 column"},

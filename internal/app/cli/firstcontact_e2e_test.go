@@ -155,7 +155,8 @@ func TestFirstContactUnusedFlags(t *testing.T) {
 	}
 
 	code, stdout, stderr = run(t, nil, "--base-url", srv.srv.URL, "--tokenizer", "o200k_base", "--dataset-name", "random-ids",
-		"--num-prompts", "2", "--random-input-len", "4", "--random-output-len", "2", "--max-concurrency", "0", "--output-file", out)
+		"--num-prompts", "2", "--random-input-len", "4", "--random-output-len", "2", "--max-concurrency", "0", "--output-file", out,
+		"--extra-request-body", "") // empty is none, as the reference's "if args.extra_request_body"
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}

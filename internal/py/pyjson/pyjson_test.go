@@ -142,4 +142,11 @@ func TestReformat(t *testing.T) {
 	if _, err := ParseObject([]byte(`[1]`)); err == nil {
 		t.Error("ParseObject accepted an array")
 	}
+	// Cut short anywhere: one message that says so, never "EOF".
+	for _, short := range []string{``, `{`, `{"a"`, `{"a":`, `{"a":1`, `{"a":[1,`} {
+		_, err := ParseObject([]byte(short))
+		if err == nil || err.Error() != "invalid JSON: it ends early, before the value is complete" {
+			t.Errorf("ParseObject(%q): %v", short, err)
+		}
+	}
 }

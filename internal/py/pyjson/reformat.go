@@ -56,6 +56,15 @@ func decodeDocument(raw []byte) (value, error) {
 
 type value interface{ append([]byte) []byte }
 
+// invalid words a decoder error; a text cut short (a quote the shell ate,
+// a pasted fragment) says so rather than "EOF".
+func invalid(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("invalid JSON: it ends early, before the value is complete")
+	}
+	return fmt.Errorf("invalid JSON: %v", err)
+}
+
 type objectValue struct {
 	keys []string
 	vals []value
@@ -94,10 +103,7 @@ func (r rawValue) append(dst []byte) []byte { return append(dst, r...) }
 func decodeValue(dec *json.Decoder) (value, error) {
 	tok, err := dec.Token()
 	if err != nil {
-		if err == io.EOF {
-			return nil, errors.New("invalid JSON: unexpected end of input")
-		}
-		return nil, fmt.Errorf("invalid JSON: %v", err)
+		return nil, invalid(err)
 	}
 	switch t := tok.(type) {
 	case json.Delim:
@@ -107,7 +113,7 @@ func decodeValue(dec *json.Decoder) (value, error) {
 			for dec.More() {
 				kt, err := dec.Token()
 				if err != nil {
-					return nil, fmt.Errorf("invalid JSON: %v", err)
+					return nil, invalid(err)
 				}
 				k, _ := kt.(string)
 				v, err := decodeValue(dec)
@@ -128,7 +134,7 @@ func decodeValue(dec *json.Decoder) (value, error) {
 				}
 			}
 			if _, err := dec.Token(); err != nil {
-				return nil, fmt.Errorf("invalid JSON: %v", err)
+				return nil, invalid(err)
 			}
 			return obj, nil
 		case '[':
@@ -141,7 +147,7 @@ func decodeValue(dec *json.Decoder) (value, error) {
 				arr = append(arr, v)
 			}
 			if _, err := dec.Token(); err != nil {
-				return nil, fmt.Errorf("invalid JSON: %v", err)
+				return nil, invalid(err)
 			}
 			if arr == nil {
 				arr = arrayValue{}
