@@ -90,6 +90,9 @@ func parseLoad(cfg *Config) (traffic, error) {
 		}
 		sec, frac := math.Modf(*cfg.StartAt)
 		ld.startAt = time.Unix(int64(sec), int64(frac*1e9))
+		if err := checkStartAt(*cfg.StartAt, ld.startAt, time.Now()); err != nil {
+			return ld, err
+		}
 	case cfg.StartIn != nil:
 		d, err := secondsFlag("--start-in", cfg.StartIn)
 		if err != nil {

@@ -3,9 +3,12 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"benchserve/internal/py/pyjson"
+	"benchserve/metrics"
+	"benchserve/report"
 	"benchserve/schedule"
 )
 
@@ -27,6 +30,20 @@ func (r *runner) commonStart(ctx context.Context) (time.Time, error) {
 		return start, &ExitError{Code: ExitInterrupted, Msg: "interrupted while waiting for --start-at: nothing to report"}
 	}
 	return start, nil
+}
+
+// startAtSlack is how far in the past --start-at may be: a shard started
+// late still joins the run (its first requests leave late); more is a
+// typo or a stale variable, not a plan.
+const startAtSlack = time.Minute
+
+// checkStartAt refuses a --start-at more than startAtSlack before now.
+func checkStartAt(flag float64, at, now time.Time) error {
+	if ago := now.Sub(at); ago > startAtSlack {
+		return usage("--start-at %s: that was %s ago; give a time to come (e.g. $(( $(date +%%s) + 30 ))) or --start-in SECONDS",
+			strconv.FormatFloat(flag, 'f', -1, 64), ago.Round(time.Second))
+	}
+	return nil
 }
 
 // shardHeader opens a shard's record file with what benchserve merge
@@ -77,4 +94,16 @@ func (r *runner) shardFooter(e *Execution, records int) {
 	o.Set("records", pyjson.Int(records))
 	o.Set("interrupted", pyjson.Bool(e.Stopped))
 	r.recFile.line(o)
+}
+
+// warnServerTokens warns when the server counted more than 1% more or
+// fewer generated tokens over the run than the client. One shard of
+// several does not: the shards share the server, which counts them all.
+func (p *Plan) warnServerTokens(v *metrics.ServerView, client int) {
+	if p.traffic.shards > 1 {
+		return
+	}
+	if g, ok, bad := report.TokensDisagree(v, client); ok && bad {
+		fmt.Fprintf(p.Env.Stderr, "benchserve: warning: the server counted %.0f generated tokens during the run, the client %d: they differ by more than 1%% (other clients on the server, or token counts that do not match)\n", g, client)
+	}
 }

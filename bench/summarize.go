@@ -55,9 +55,7 @@ func Summarize(p *Plan, e *Execution) *report.Result {
 		Run: run, Summary: sum, Check: check, Records: recs, Start: e.Start, Version: version.String(), Load: ld,
 		Server: e.Server, ServerNote: e.ServerNote, Provenance: e.Provenance,
 	}
-	if g, ok, bad := report.TokensDisagree(e.Server, sum.TotalOutput); ok && bad {
-		fmt.Fprintf(p.Env.Stderr, "benchserve: warning: the server counted %.0f generated tokens during the run, the client %d: they differ by more than 1%% (other clients on the server, or token counts that do not match)\n", g, sum.TotalOutput)
-	}
+	p.warnServerTokens(e.Server, sum.TotalOutput)
 	if e.Stopped {
 		res.Stop = &report.Stop{NotSent: e.NotSent, Cancelled: e.Cancelled}
 	}
