@@ -44,9 +44,6 @@ func checkSupported(cfg *Config) error {
 	if cfg.MaxConcurrency != nil && *cfg.MaxConcurrency < 0 {
 		return usage("--max-concurrency: must not be negative, got %d", *cfg.MaxConcurrency)
 	}
-	if cfg.WarmupRequests < 0 {
-		return usage("--warmup-requests: must not be negative, got %d", cfg.WarmupRequests)
-	}
 	return nil
 }
 

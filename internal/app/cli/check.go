@@ -42,6 +42,9 @@ var unusedFlags = []unused{
 	{flag: "--server-metrics-url", why: noMetrics},
 	{flag: "--server-metrics-file", why: noMetrics},
 	{flag: "--warmup-requests", why: func(c *bench.Config, _ func(string) string) string {
+		if c.WarmupRequests < 0 {
+			return fmt.Sprintf("%d sends no warmup, as 0 does (as in the reference)", c.WarmupRequests)
+		}
 		return unless(c.WarmupDuration == nil, "--warmup-duration replaces it")
 	}},
 

@@ -59,6 +59,8 @@ func TestUnusedFlags(t *testing.T) {
 			note: "--num-prompts: not used by --dataset-name generated-shared-prefix, which sends --gsp-num-groups × --gsp-prompts-per-group = 64 requests"},
 		{args: []string{"--max-concurrency", "0"}, note: "--max-concurrency: 0 sets no limit on requests in flight, as in the reference"},
 		{args: []string{"--max-concurrency", "8"}},
+		{args: []string{"--warmup-requests", "-1"}, note: "--warmup-requests: -1 sends no warmup, as 0 does (as in the reference)"},
+		{args: []string{"--warmup-requests", "0"}},
 		{args: []string{"--burstiness", "2"}, note: "--burstiness: not used with --request-rate inf, which sends every request at once"},
 		{args: []string{"--arrival", "constant", "--request-rate", "4"}},
 		{args: []string{"--dataset-name", "mooncake", "--burstiness", "2", "--request-rate", "4"},
