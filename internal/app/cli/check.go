@@ -45,7 +45,8 @@ var unusedFlags = []unused{
 		if c.WarmupRequests < 0 {
 			return fmt.Sprintf("%d sends no warmup, as 0 does (as in the reference)", c.WarmupRequests)
 		}
-		return unless(c.WarmupDuration == nil, "--warmup-duration replaces it")
+		// Another count beside --warmup-duration is refused when the load is read.
+		return unless(c.WarmupDuration == nil || c.WarmupRequests != 1, "--warmup-duration replaces it")
 	}},
 
 	// Dataset

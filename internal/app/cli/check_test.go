@@ -61,6 +61,8 @@ func TestUnusedFlags(t *testing.T) {
 		{args: []string{"--max-concurrency", "8"}},
 		{args: []string{"--warmup-requests", "-1"}, note: "--warmup-requests: -1 sends no warmup, as 0 does (as in the reference)"},
 		{args: []string{"--warmup-requests", "0"}},
+		{args: []string{"--warmup-requests", "1", "--warmup-duration", "5"}, note: "--warmup-requests: --warmup-duration replaces it"},
+		{args: []string{"--warmup-requests", "3", "--warmup-duration", "5"}}, // refused with the load flags
 		{args: []string{"--burstiness", "2"}, note: "--burstiness: not used with --request-rate inf, which sends every request at once"},
 		{args: []string{"--arrival", "constant", "--request-rate", "4"}},
 		{args: []string{"--dataset-name", "mooncake", "--burstiness", "2", "--request-rate", "4"},
