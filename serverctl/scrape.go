@@ -139,10 +139,16 @@ func (s *Scraper) read(ctx context.Context) (Scrape, error) {
 // has none.
 func (s *Scraper) InfoLabels() *pyjson.Object {
 	o := &pyjson.Object{}
-	if s == nil || len(s.scrapes) == 0 {
+	if s == nil {
+		return o
+	}
+	s.mu.Lock() // the interval reads append to scrapes meanwhile
+	if len(s.scrapes) == 0 {
+		s.mu.Unlock()
 		return o
 	}
 	fams := s.scrapes[0].Fams
+	s.mu.Unlock()
 	names := make([]string, 0, len(fams))
 	for n := range fams {
 		if strings.HasSuffix(n, "_info") {
