@@ -39,11 +39,16 @@ const startAtSlack = time.Minute
 
 // checkStartAt refuses a --start-at more than startAtSlack before now.
 func checkStartAt(flag float64, at, now time.Time) error {
-	if ago := now.Sub(at); ago > startAtSlack {
-		return usage("--start-at %s: that was %s ago; give a time to come (e.g. $(( $(date +%%s) + 30 ))) or --start-in SECONDS",
-			strconv.FormatFloat(flag, 'f', -1, 64), ago.Round(time.Second))
+	ago := now.Sub(at)
+	if ago <= startAtSlack {
+		return nil
 	}
-	return nil
+	when := ago.Round(time.Second).String()
+	if ago > 48*time.Hour {
+		when = fmt.Sprintf("%d days", int(ago.Hours()/24))
+	}
+	return usage("--start-at %s: that was %s ago; give a time to come (e.g. $(( $(date +%%s) + 30 ))) or --start-in SECONDS",
+		strconv.FormatFloat(flag, 'f', -1, 64), when)
 }
 
 // shardHeader opens a shard's record file with what benchserve merge

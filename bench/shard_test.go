@@ -22,6 +22,7 @@ func TestCheckStartAt(t *testing.T) {
 		{time.Minute, ""},
 		{61 * time.Second, "--start-at 1799999939: that was 1m1s ago; give a time to come (e.g. $(( $(date +%s) + 30 ))) or --start-in SECONDS"},
 		{3 * time.Hour, "--start-at 1799989200: that was 3h0m0s ago; give a time to come (e.g. $(( $(date +%s) + 30 ))) or --start-in SECONDS"},
+		{now.Sub(time.Unix(1000, 0)), "--start-at 1000: that was 20833 days ago; give a time to come (e.g. $(( $(date +%s) + 30 ))) or --start-in SECONDS"},
 	} {
 		at := now.Add(-c.ago)
 		err := checkStartAt(float64(at.Unix()), at, now)
