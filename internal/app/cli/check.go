@@ -15,7 +15,8 @@ import (
 // accepts every such combination and ignores the flag, so a given flag
 // with a reason is accepted too, with the reason printed as a note: a
 // typo or a wrong guess about a flag is seen, and a drop-in command line
-// still runs. docs/compat.md lists the refusals that remain, elsewhere.
+// still runs. The refusals that remain (package bench and dataset) are
+// listed in docs/compat.md.
 type unused struct {
 	flag string
 	why  func(c *bench.Config, getenv func(string) string) string
