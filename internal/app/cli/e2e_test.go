@@ -224,11 +224,11 @@ func TestEndToEndAllFail(t *testing.T) {
 	}
 
 	// With the default warmup, the run stops before measuring.
-	code, stdout, _ = run(t, nil, "--backend", "sglang", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
+	code, _, stderr = run(t, nil, "--backend", "sglang", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
 		"--dataset-name", "random-ids", "--num-prompts", "4", "--random-input-len", "8", "--random-output-len", "4",
 		"--output-file", out)
-	if code != bench.ExitFailure || !strings.Contains(stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: 500 Internal Server Error") {
-		t.Errorf("warmup failure: exit %d\n%s", code, stdout)
+	if code != bench.ExitFailure || !strings.Contains(stderr, "benchserve: error: Warmup failed - Please make sure benchmark arguments are correctly specified. Error: 500 Internal Server Error") {
+		t.Errorf("warmup failure: exit %d\n%s", code, stderr)
 	}
 }
 

@@ -227,12 +227,14 @@ func SweepMain(ctx context.Context, args []string, pio IO) int {
 		return exitCode(err, pio.Stderr)
 	}
 	defer stop()
+	interrupt, cut := interrupts(ctx, pio)
 	err = sweep.Run(ctx, sc, bench.Env{
 		Stdout:    pio.Stdout,
 		Stderr:    pio.Stderr,
 		Getenv:    pio.Getenv,
 		Namespace: Namespace,
-		Interrupt: interrupts(ctx, pio),
+		Interrupt: interrupt,
+		Cut:       cut,
 	})
 	return exitCode(err, pio.Stderr)
 }
