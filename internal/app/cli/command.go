@@ -176,6 +176,10 @@ func interrupts(ctx context.Context, pio IO) (stop, cut <-chan struct{}) {
 	return stopc, cutc
 }
 
+// signalsHelp is what --help says of signals.
+const signalsHelp = "Ctrl-C or SIGTERM stops sending and writes the result for what finished (requests in flight get 5 s); " +
+	"a second cancels those in flight and still writes it; a third exits at once; signals within a second count as one."
+
 // burstWindow is how close signals must come to count as one.
 const burstWindow = time.Second
 

@@ -16,7 +16,8 @@ const (
 	oneBatchProg        = "benchserve one-batch"
 	oneBatchDescription = "Send one batch of prompts as one streamed request to a running server, for every " +
 		"combination of --batch-size, --input-len and --output-len, and report its latency and throughput: a " +
-		"drop-in for python -m sglang.bench_one_batch_server (it never launches a server)."
+		"drop-in for python -m sglang.bench_one_batch_server (it never launches a server). Ctrl-C or SIGTERM starts no new " +
+		"case and lets the one in flight finish; a second cancels it; a third exits at once; signals within a second count as one."
 )
 
 // launchFlags are SGLang server flags that scripts pass to the reference
