@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -148,9 +149,15 @@ func signalRun(dir, exe, base, timeoutBin string, c signalCommand, p signalPatte
 	exited := func(err error) error {
 		return fmt.Errorf("ended before it was signalled (%v)\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
+	hung := func() error {
+		return fmt.Errorf("still running after 90 s, killed\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
 	for !c.progress(dir) {
 		select {
 		case err := <-done:
+			if ctx.Err() != nil {
+				return hung()
+			}
 			return exited(err)
 		case <-time.After(20 * time.Millisecond):
 		}
@@ -171,7 +178,11 @@ func signalRun(dir, exe, base, timeoutBin string, c signalCommand, p signalPatte
 		}
 		syscall.Kill(pid, s)
 	}
-	return c.finished(dir, <-done, &stdout, &stderr, p)
+	err := <-done
+	if ctx.Err() != nil {
+		return hung()
+	}
+	return c.finished(dir, err, &stdout, &stderr, p)
 }
 
 // finished checks how the run ended and what it left.
@@ -226,7 +237,7 @@ func signalCommands() []signalCommand {
 				return fmt.Errorf("%d result lines, want 1", len(lines))
 			case lines[0]["interrupted"] != true:
 				return fmt.Errorf("the result line is not marked interrupted")
-			case !(lines[0]["completed"].(float64) >= 1):
+			case !(jsonNum(lines[0]["completed"]) >= 1):
 				return fmt.Errorf("the result line has %v completed, want at least the one recorded before the signal", lines[0]["completed"])
 			case !strings.Contains(stdout, "Serving Benchmark Result"):
 				return fmt.Errorf("no result block on stdout")
@@ -315,6 +326,14 @@ func startSimProcess(t *testing.T, exe string) string {
 	}
 	t.Fatalf("the simulator did not answer in 30 s:\n%s", out.String())
 	return ""
+}
+
+// jsonNum is a JSON number, NaN when it is not one.
+func jsonNum(v any) float64 {
+	if f, ok := v.(float64); ok {
+		return f
+	}
+	return math.NaN()
 }
 
 func countLines(path string) int {
