@@ -35,6 +35,10 @@ type Env struct {
 	// SIGINT or SIGTERM): no more requests are sent, those in flight get
 	// Grace to finish, and the result covers what completed.
 	Interrupt <-chan struct{}
+	// Cut is closed when the user asks again (a second interrupt): the
+	// requests still in flight are cancelled without waiting for the end
+	// of the grace period; the result still covers those that finished.
+	Cut <-chan struct{}
 	// Grace is how long requests in flight may finish after an interrupt
 	// (0: DefaultGrace).
 	Grace time.Duration

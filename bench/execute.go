@@ -155,16 +155,20 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 
 // graceOnInterrupt closes the gate at the interrupt, so that no request
 // is written after it, and ends the requests in flight (cancel) when the
-// grace period has passed.
+// grace period has passed or the user interrupts again.
 func (r *runner) graceOnInterrupt(inflight context.Context, cancel func()) {
 	env := r.Env
 	go func() {
 		select {
 		case <-env.Interrupt:
 			go r.gate.Close()
-			fmt.Fprintf(env.Stderr, "\nInterrupted: no more requests will be sent; those in flight have %v to finish. Interrupt again to exit now.\n", env.Grace)
+			fmt.Fprintf(env.Stderr, "\nInterrupted: no more requests will be sent; those in flight have %v to finish. Interrupt again to cancel them.\n", env.Grace)
+			t := time.NewTimer(env.Grace)
+			defer t.Stop()
 			select {
-			case <-time.After(env.Grace):
+			case <-t.C:
+				cancel()
+			case <-env.Cut:
 				cancel()
 			case <-inflight.Done():
 			}

@@ -14,7 +14,6 @@ import (
 	"benchserve/internal/py/pyfmt"
 	"benchserve/internal/py/pyjson"
 	"benchserve/internal/py/pyrand"
-	"benchserve/report"
 	"benchserve/schedule"
 	"benchserve/serverctl"
 	"benchserve/tokenizer"
@@ -113,8 +112,8 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 	}
 	base := baseURL(cfg, port)
 	p := &Plan{Config: cfg, Env: env, Extra: extra, OutputFile: outputFile(cfg, env.Now()), gates: g, traffic: ld, runawayOnce: &sync.Once{}}
-	if err := report.CheckWritable(p.OutputFile); err != nil {
-		return nil, failure("--output-file: %v", err)
+	if err := checkFiles(cfg, p.OutputFile); err != nil {
+		return nil, err
 	}
 	auth := authHeader(env.Getenv)
 	if spec, _ := backend.Lookup(cfg.Backend); spec.Anthropic {

@@ -56,12 +56,11 @@ func (r *runner) warmup(ctx context.Context, n int) error {
 	return r.warmupFailed(recs[0].Error)
 }
 
-// warmupFailed prints the reference's line for a warmup with no success
-// and returns the run's failure.
+// warmupFailed is the run's failure when no warmup request succeeded, in
+// the reference's words (its ValueError), printed once as the error line.
 func (r *runner) warmupFailed(firstError string) error {
 	msg := firstError + " (POST " + serverctl.Redact(r.Client.URL()) + ")"
-	fmt.Fprintf(r.Env.Stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: %s\n", msg)
-	return failure("warmup failed: %s", msg)
+	return failure("Warmup failed - Please make sure benchmark arguments are correctly specified. Error: %s", msg)
 }
 
 // warmupFor sends the run's traffic for --warmup-duration (its own plan of

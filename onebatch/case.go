@@ -113,6 +113,7 @@ func (r *runner) runCase(ctx context.Context, bs, il, ol int, o caseOpts) (*repo
 		if err := report.Append(c.ResultFilename, report.BatchLine(bc, r.env.Version)); err != nil {
 			return nil, failure("%s: %v", name, err)
 		}
+		r.saved++
 	}
 	return bc, nil
 }

@@ -82,6 +82,12 @@ type Env struct {
 	FlushPause time.Duration
 	// Now is the wall clock for profile directory names; nil is time.Now.
 	Now func() time.Time
+	// Interrupt is closed at the user's first interrupt: no case starts
+	// after it, and the case in flight has Grace (0: bench.DefaultGrace)
+	// to finish, or until Cut closes (the second interrupt). Before the
+	// first case, the interrupt ends the run at once.
+	Interrupt, Cut <-chan struct{}
+	Grace          time.Duration
 }
 
 // replay reports whether the dataset sends recorded prompts.

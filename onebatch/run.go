@@ -37,6 +37,7 @@ type runner struct {
 	// vLLM model, else the tokenizer's name).
 	model, modelID string
 	fixed          []int // the encoded --fixed-prompt-file
+	saved          int   // rows appended to --result-filename
 }
 
 // thresholds are the skip guards (§4.2); math.Inf(1) disables one.
@@ -61,10 +62,15 @@ func Run(ctx context.Context, c *Config, env Env) error {
 	for _, n := range notes {
 		fmt.Fprintf(env.Stderr, "benchserve one-batch: note: %s\n", n)
 	}
+	if err := checkFiles(c); err != nil {
+		return err
+	}
 	if replay(c.DatasetName) {
 		fmt.Fprintf(env.Stdout, "NOTE: replay prompts have recorded lengths; the token-capacity skip guard assumes --input-len (%d) per prompt, so set it near the trace's mean length.\n", c.InputLens[0])
 	}
 	r := &runner{cfg: c, env: env, py: pyrand.NewPython(int64(c.Seed)), np: pyrand.NewNumPy(uint32(c.Seed))}
+	setup, cases, stop := watch(ctx, env)
+	defer stop()
 	hc := backend.NewHTTPClient(backend.ClientOptions{KeepAlive: true, ConnectTimeout: c.Idle})
 	defer hc.CloseIdleConnections()
 	// Unlike the reference, the API key goes with every call, as in the
@@ -73,27 +79,27 @@ func Run(ctx context.Context, c *Config, env Env) error {
 	if k := env.Getenv("OPENAI_API_KEY"); k != "" {
 		auth.Set("Authorization", "Bearer "+k)
 	}
-	if r.base, err = resolveTarget(ctx, c, hc, env); err != nil {
-		return err
+	if r.base, err = resolveTarget(setup, c, hc, env); err != nil {
+		return beforeCases(err, env)
 	}
 	r.srv = &serverctl.Server{Base: r.base, Auth: auth, HTTP: hc}
 	if r.client, err = backend.New(c.Backend, r.base, backend.Options{}, auth, hc); err != nil {
 		return usage("%v", err)
 	}
-	th, err := r.serverFacts(ctx)
+	th, err := r.serverFacts(setup)
 	if err != nil {
-		return err
+		return beforeCases(err, env)
 	}
 	r.multiBatch(&th)
 
 	if !c.SkipWarmup {
-		if err := r.warmup(ctx); err != nil {
-			return err
+		if err := r.warmup(setup); err != nil {
+			return beforeCases(err, env)
 		}
 	}
-	results, runErr := r.sweep(ctx, th, false)
+	results, runErr := r.sweep(cases, th, false)
 	if runErr == nil && c.Profile {
-		profiled, err := r.sweep(ctx, th, true)
+		profiled, err := r.sweep(cases, th, true)
 		// A failure of the profile pass is printed and the run goes on,
 		// as in the reference; an interrupt ends it.
 		switch {
@@ -106,7 +112,9 @@ func Run(ctx context.Context, c *Config, env Env) error {
 			results[i].ProfileLink = profiled[i].ProfileLink
 		}
 	}
-	fmt.Fprintf(env.Stdout, "\nResults are saved to %s\n", c.ResultFilename)
+	if r.saved > 0 {
+		fmt.Fprintf(env.Stdout, "\nResults are saved to %s\n", c.ResultFilename)
+	}
 	if c.ShowReport {
 		r.showReport(results)
 	}
@@ -116,7 +124,14 @@ func Run(ctx context.Context, c *Config, env Env) error {
 		}
 	}
 	if errors.Is(runErr, errInterrupted) {
-		return &bench.ExitError{Code: bench.ExitInterrupted, Msg: "interrupted; the rows of the cases that finished are in " + c.ResultFilename}
+		msg := "interrupted; no case finished"
+		switch {
+		case r.saved == 1:
+			msg = "interrupted; the row of the case that finished is in " + c.ResultFilename
+		case r.saved > 1:
+			msg = fmt.Sprintf("interrupted; the rows of the %d cases that finished are in %s", r.saved, c.ResultFilename)
+		}
+		return &bench.ExitError{Code: bench.ExitInterrupted, Msg: msg}
 	}
 	return runErr
 }
@@ -306,6 +321,9 @@ func (r *runner) sweep(ctx context.Context, th thresholds, profile bool) ([]*rep
 				if r.skip(th, bs, il, ol) {
 					continue
 				}
+				if interrupted(r.env) {
+					return results, errInterrupted
+				}
 				o := caseOpts{ignoreEOS: !c.DisableIgnoreEOS, cacheHitRate: c.CacheHitRate, runName: c.RunName, write: true}
 				if profile {
 					o.profile = true
@@ -316,6 +334,9 @@ func (r *runner) sweep(ctx context.Context, th thresholds, profile bool) ([]*rep
 				}
 				res, err := r.runCase(ctx, bs, il, ol, o)
 				if err != nil {
+					if ctx.Err() != nil {
+						err = errInterrupted
+					}
 					return results, err
 				}
 				results = append(results, res)

@@ -19,7 +19,7 @@ const (
 		"\"benchserve sweep\" (many loads, or the highest load meeting an SLO), \"benchserve report\" and \"benchserve compare\" " +
 		"(HTML pages and comparisons of results), \"benchserve merge\" and \"benchserve k8s-job\" (one plan across many clients), " +
 		"\"benchserve one-batch\" (one batched request per case), \"benchserve sim\" (a simulated inference server), \"benchserve tokenize\" (run a tokenizer on stdin), " +
-		"\"benchserve calibrate\" (measure this client's own error against the simulator)."
+		"\"benchserve calibrate\" (measure this client's own error against the simulator). " + signalsHelp
 )
 
 // UsageError is a bad command line. main prints "benchserve: error: <Msg>"

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"strings"
+	"time"
 
 	"benchserve/bench"
 	"benchserve/internal/syncio"
@@ -25,7 +26,8 @@ type IO struct {
 	// StderrIsTerminal turns the progress bar on (unless --disable-tqdm).
 	StderrIsTerminal bool
 	// Signals delivers SIGINT and SIGTERM. The first stops the run
-	// gracefully; the second calls Exit at once.
+	// gracefully, the second cancels what is in flight, the third calls
+	// Exit at once; a burst within a second counts as one.
 	Signals <-chan os.Signal
 	// Exit ends the process (os.Exit in main).
 	Exit func(code int)
@@ -96,13 +98,15 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 		return exitCode(err, pio.Stderr)
 	}
 	defer stop()
+	interrupt, cut := interrupts(ctx, pio)
 	_, err = bench.Run(ctx, cfg, bench.Env{
 		Stdout:    pio.Stdout,
 		Stderr:    pio.Stderr,
 		Getenv:    pio.Getenv,
 		Namespace: Namespace,
 		Progress:  pio.StderrIsTerminal && !cfg.DisableTqdm,
-		Interrupt: interrupts(ctx, pio),
+		Interrupt: interrupt,
+		Cut:       cut,
 	})
 	return exitCode(err, pio.Stderr)
 }
@@ -126,31 +130,70 @@ func setUp(cfg *bench.Config, given map[string]bool, pio IO, name string) (stop 
 	return stop, nil
 }
 
-// interrupts turns the first signal into a closed channel, the run's cue to
-// stop gracefully, and the second into an immediate exit. Every result line
+// interrupts turns SIGINT and SIGTERM into the run's cues. The first
+// closes stop: the run sends nothing more and what is in flight gets the
+// grace period. The second closes cut: what is still in flight is
+// cancelled, and the result covers what finished. The third exits at once,
+// writing nothing more. A burst of signals (coreutils timeout signals the
+// child and then its process group) counts as one. Every result line
 // already written is on disk: each is fsynced when it is appended.
-func interrupts(ctx context.Context, pio IO) <-chan struct{} {
-	stop := make(chan struct{})
+func interrupts(ctx context.Context, pio IO) (stop, cut <-chan struct{}) {
+	stopc, cutc := make(chan struct{}), make(chan struct{})
 	if pio.Signals == nil {
-		return stop
+		return stopc, cutc
 	}
 	go func() {
-		select {
-		case <-pio.Signals:
-			close(stop)
-		case <-ctx.Done():
-			return
-		}
-		select {
-		case <-pio.Signals:
-			fmt.Fprintln(pio.Stderr, "benchserve: interrupted again: exiting now")
-			if pio.Exit != nil {
-				pio.Exit(bench.ExitInterrupted)
+		var n signalCount
+		for {
+			select {
+			case <-pio.Signals:
+			case <-ctx.Done():
+				return
 			}
-		case <-ctx.Done():
+			k, counted := n.add(time.Now())
+			if !counted {
+				continue
+			}
+			switch k {
+			case 1:
+				close(stopc)
+			case 2:
+				fmt.Fprintln(pio.Stderr, "benchserve: interrupted again: cancelling what is in flight; the result covers what finished (a third interrupt exits at once)")
+				close(cutc)
+			default:
+				fmt.Fprintln(pio.Stderr, "benchserve: interrupted a third time: exiting now")
+				if pio.Exit != nil {
+					pio.Exit(bench.ExitInterrupted)
+				}
+				return
+			}
 		}
 	}()
-	return stop
+	return stopc, cutc
+}
+
+// signalsHelp is what --help says of signals.
+const signalsHelp = "Ctrl-C or SIGTERM stops sending and writes the result for what finished (requests in flight get 5 s); " +
+	"a second cancels those in flight and still writes it; a third exits at once; signals within a second count as one."
+
+// burstWindow is how close signals must come to count as one.
+const burstWindow = time.Second
+
+// signalCount counts a run's interrupts, a signal within burstWindow of
+// the last one counted being part of it.
+type signalCount struct {
+	n    int
+	last time.Time
+}
+
+// add counts a signal received at t; counted is false for one of a burst.
+func (c *signalCount) add(t time.Time) (n int, counted bool) {
+	if c.n > 0 && t.Sub(c.last) < burstWindow {
+		return c.n, false
+	}
+	c.n++
+	c.last = t
+	return c.n, true
 }
 
 // parseOutcome prints help or a usage error; done reports that the command

@@ -224,11 +224,11 @@ func TestEndToEndAllFail(t *testing.T) {
 	}
 
 	// With the default warmup, the run stops before measuring.
-	code, stdout, _ = run(t, nil, "--backend", "sglang", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
+	code, _, stderr = run(t, nil, "--backend", "sglang", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
 		"--dataset-name", "random-ids", "--num-prompts", "4", "--random-input-len", "8", "--random-output-len", "4",
 		"--output-file", out)
-	if code != bench.ExitFailure || !strings.Contains(stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: 500 Internal Server Error") {
-		t.Errorf("warmup failure: exit %d\n%s", code, stdout)
+	if code != bench.ExitFailure || !strings.Contains(stderr, "benchserve: error: Warmup failed - Please make sure benchmark arguments are correctly specified. Error: 500 Internal Server Error") {
+		t.Errorf("warmup failure: exit %d\n%s", code, stderr)
 	}
 }
 
@@ -463,29 +463,33 @@ func TestEndToEndInterrupt(t *testing.T) {
 	}
 }
 
-// A second signal exits at once with the interrupt code.
-func TestEndToEndSecondInterruptExits(t *testing.T) {
-	srv := newFakeServer(t, 3*time.Second, time.Millisecond) // requests outlive the grace period
+// A second signal (after the burst window) cancels what is in flight, and
+// the result line for what finished is still written, marked interrupted.
+func TestEndToEndSecondInterruptCuts(t *testing.T) {
+	srv := newFakeServer(t, 4*time.Second, time.Millisecond) // requests outlive the second signal
 	sigs := make(chan os.Signal, 2)
-	exited := make(chan int, 1)
 	go func() {
-		time.Sleep(1500 * time.Millisecond)
+		for !srv.called("POST /v1/completions") {
+			time.Sleep(10 * time.Millisecond)
+		}
 		sigs <- os.Interrupt
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(2 * time.Second)
 		sigs <- os.Interrupt
 	}()
+	out := filepath.Join(t.TempDir(), "r.jsonl")
 	var stdout, stderr bytes.Buffer
-	go Main(context.Background(), []string{"--backend", "vllm", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
+	code := Main(context.Background(), []string{"--backend", "vllm", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
 		"--dataset-name", "random-ids", "--num-prompts", "50", "--random-input-len", "8", "--random-output-len", "4",
-		"--warmup-requests", "0", "--output-file", filepath.Join(t.TempDir(), "r.jsonl")},
-		IO{Stdout: &stdout, Stderr: &stderr, Signals: sigs, Exit: func(c int) { exited <- c }})
-	select {
-	case c := <-exited:
-		if c != bench.ExitInterrupted {
-			t.Errorf("exit %d", c)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a second interrupt did not exit")
+		"--warmup-requests", "0", "--output-file", out},
+		IO{Stdout: &stdout, Stderr: &stderr, Signals: sigs, Exit: func(int) { t.Error("exited at once on the second signal") }})
+	if code != bench.ExitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, bench.ExitInterrupted, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "interrupted again: cancelling what is in flight") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	if m := readLine(t, out); m["interrupted"] != true {
+		t.Errorf("interrupted = %v", m["interrupted"])
 	}
 }
 

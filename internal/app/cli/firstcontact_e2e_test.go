@@ -288,9 +288,9 @@ func TestFirstContactErrorsReadTheSame(t *testing.T) {
 		t.Errorf("warmup: exit %d", code)
 	}
 	where := refused + " (POST http://" + addr + "/v1/completions)"
-	oneLine(t, stdout, stderr, "benchserve: error: warmup failed: "+where)
-	if !strings.Contains(stdout, "Warmup failed - Please make sure benchmark arguments are correctly specified. Error: "+where+"\n") {
-		t.Errorf("stdout lacks the warmup line with %q:\n%s", where, stdout)
+	oneLine(t, stdout, stderr, "benchserve: error: Warmup failed - Please make sure benchmark arguments are correctly specified. Error: "+where+"\n")
+	if strings.Contains(stdout, "Warmup failed") {
+		t.Errorf("the warmup failure is printed twice, on stdout too:\n%s", stdout)
 	}
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -154,44 +155,73 @@ func TestOneBatchReusesRunningServer(t *testing.T) {
 	}
 }
 
-// Ctrl-C stops a run whose batch hangs: exit 130, the finished cases'
-// rows kept and reported.
+// Ctrl-C while a case is in flight: no case starts after it, the case in
+// flight finishes and its row is kept (graceful), or a second Ctrl-C
+// cancels it (cut); exit 130, the finished cases' rows kept and reported.
 func TestOneBatchInterrupt(t *testing.T) {
-	s := handlerSim(t)
-	var mu sync.Mutex
-	generates := 0
-	hang := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/generate" {
-			mu.Lock()
-			generates++
-			n := generates
-			mu.Unlock()
-			if n == 2 {
-				// With the body read, the server sees the client go.
-				io.Copy(io.Discard, r.Body)
-				close(hang)
-				select {
-				case <-r.Context().Done():
-				case <-time.After(10 * time.Second):
+	for _, cut := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cut=%v", cut), func(t *testing.T) {
+			s := handlerSim(t)
+			var mu sync.Mutex
+			generates := 0
+			inFlight, signalled := make(chan struct{}), make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/generate" {
+					mu.Lock()
+					generates++
+					n := generates
+					mu.Unlock()
+					if n == 2 {
+						// The second case waits for the signal; with the
+						// cut, it then waits for the client to go.
+						// With the body read, the server sees the client go.
+						body, _ := io.ReadAll(r.Body)
+						r.Body = io.NopCloser(bytes.NewReader(body))
+						close(inFlight)
+						<-signalled
+						if cut {
+							select {
+							case <-r.Context().Done():
+							case <-time.After(20 * time.Second):
+							}
+							return
+						}
+					}
 				}
-				return
+				s.Handler().ServeHTTP(w, r)
+			}))
+			defer srv.Close()
+			sigs := make(chan os.Signal) // a send returns once the run has it
+			go func() {
+				<-inFlight
+				sigs <- os.Interrupt
+				time.Sleep(100 * time.Millisecond) // and has closed its stop channel
+				close(signalled)
+				if cut {
+					time.Sleep(2 * time.Second) // past the burst window
+					sigs <- os.Interrupt
+				}
+			}()
+			out := filepath.Join(t.TempDir(), "r.jsonl")
+			var stdout, stderr bytes.Buffer
+			code := Main(context.Background(), []string{"one-batch", "--base-url", srv.URL, "--batch-size", "2", "2", "2", "--input-len", "8",
+				"--output-len", "2", "--dataset-name", "random-ids", "--skip-warmup", "--show-report", "--result-filename", out},
+				IO{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }, Signals: sigs})
+			want := 2
+			if cut {
+				want = 1
 			}
-		}
-		s.Handler().ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	sigs := make(chan os.Signal, 1)
-	go func() { <-hang; sigs <- os.Interrupt }()
-	out := filepath.Join(t.TempDir(), "r.jsonl")
-	var stdout, stderr bytes.Buffer
-	code := Main(context.Background(), []string{"one-batch", "--base-url", srv.URL, "--batch-size", "2", "3", "--input-len", "8",
-		"--output-len", "2", "--dataset-name", "random-ids", "--skip-warmup", "--show-report", "--result-filename", out},
-		IO{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }, Signals: sigs})
-	if code != 130 || !strings.Contains(stdout.String(), "Results are saved to "+out) || !strings.Contains(stdout.String(), "|            2 |") {
-		t.Errorf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
-	}
-	if rows := readRows(t, out); len(rows) != 1 {
-		t.Errorf("rows %+v", rows)
+			if code != 130 || !strings.Contains(stdout.String(), "Results are saved to "+out) || !strings.Contains(stdout.String(), "|            2 |") {
+				t.Errorf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+			}
+			if rows := readRows(t, out); len(rows) != want {
+				t.Errorf("%d rows, want %d: %+v\n%s", len(rows), want, rows, stderr.String())
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if generates != 2 {
+				t.Errorf("%d batches sent, want none after the interrupt", generates)
+			}
+		})
 	}
 }

@@ -16,7 +16,8 @@ const (
 	oneBatchProg        = "benchserve one-batch"
 	oneBatchDescription = "Send one batch of prompts as one streamed request to a running server, for every " +
 		"combination of --batch-size, --input-len and --output-len, and report its latency and throughput: a " +
-		"drop-in for python -m sglang.bench_one_batch_server (it never launches a server)."
+		"drop-in for python -m sglang.bench_one_batch_server (it never launches a server). Ctrl-C or SIGTERM starts no new " +
+		"case and lets the one in flight finish; a second cancels it; a third exits at once; signals within a second count as one."
 )
 
 // launchFlags are SGLang server flags that scripts pass to the reference
@@ -197,18 +198,12 @@ func OneBatchMain(ctx context.Context, args []string, pio IO) int {
 		fmt.Fprintf(pio.Stderr, "%s: warning: %s ignored: benchserve never launches a server, it measures the one at --base-url\n",
 			oneBatchProg, strings.Join(ignored, ", "))
 	}
-	// The first signal stops the run after what is in flight; the second
-	// exits at once.
+	// The first signal lets the case in flight finish and starts no other;
+	// the second cancels it; the third exits at once.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := interrupts(ctx, pio)
-	go func() {
-		select {
-		case <-stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	err = onebatch.Run(ctx, cfg, onebatch.Env{Stdout: pio.Stdout, Stderr: pio.Stderr, Getenv: pio.Getenv, Version: version.String()})
+	stop, cut := interrupts(ctx, pio)
+	err = onebatch.Run(ctx, cfg, onebatch.Env{Stdout: pio.Stdout, Stderr: pio.Stderr, Getenv: pio.Getenv, Version: version.String(),
+		Interrupt: stop, Cut: cut})
 	return exitCode(err, pio.Stderr)
 }

@@ -18,7 +18,7 @@ const (
 	sweepDescription = "Run the benchmark at many loads in one command: every flag of the main command, where " +
 		"--request-rate, --max-concurrency, --random-input-len and --random-output-len may take lists (their " +
 		"product, or with --zip their pairs); or --sweep-profile auto, which finds the range itself; or --search, " +
-		"the highest load at which every --slo holds. One result line per run is appended to --output-file."
+		"the highest load at which every --slo holds. One result line per run is appended to --output-file. " + signalsHelp
 )
 
 // sweepable are the main command's flags that take lists in a sweep.
@@ -227,12 +227,14 @@ func SweepMain(ctx context.Context, args []string, pio IO) int {
 		return exitCode(err, pio.Stderr)
 	}
 	defer stop()
+	interrupt, cut := interrupts(ctx, pio)
 	err = sweep.Run(ctx, sc, bench.Env{
 		Stdout:    pio.Stdout,
 		Stderr:    pio.Stderr,
 		Getenv:    pio.Getenv,
 		Namespace: Namespace,
-		Interrupt: interrupts(ctx, pio),
+		Interrupt: interrupt,
+		Cut:       cut,
 	})
 	return exitCode(err, pio.Stderr)
 }
