@@ -56,10 +56,19 @@ func Report(in Input) []byte {
 	body.WriteString(runTable(in.Lines, &runs))
 	for _, l := range in.Lines {
 		if l.Has("search_high") || l.Has("search_result") {
-			fmt.Fprintf(&body, `<p class="answer">Search over %s for %s: answer <b>%s</b>, the boundary between %s and %s (met in %s of %s runs at the low end, in %s at the high end; confirmed: %v).</p>`,
+			// The runs made at each end (older files: the runs planned).
+			kLo, kHi := l.Num["search_confirm_runs"], l.Num["search_confirm_runs"]
+			if l.Has("search_low_runs") {
+				kLo, kHi = l.Num["search_low_runs"], l.Num["search_high_runs"]
+			}
+			confirmed := fmt.Sprint(l.Str["search_confirmed"] == "true")
+			if b := l.Str["search_budget_ended"]; b != "" && confirmed == "false" {
+				confirmed += ": the run budget ended while " + esc(b)
+			}
+			fmt.Fprintf(&body, `<p class="answer">Search over %s for %s: answer <b>%s</b>, the boundary between %s and %s (met in %s of %s runs at the low end, in %s of %s at the high end; confirmed: %s).</p>`,
 				esc(strings.ReplaceAll(l.Str["search_axis"], "_", " ")), esc(strings.Join(l.SLOs, ", ")), num(l.Num["search_result"]),
-				num(l.Num["search_low"]), num(l.Num["search_high"]), num(l.Num["search_low_passed"]), num(l.Num["search_confirm_runs"]),
-				num(l.Num["search_high_passed"]), l.Str["search_confirmed"] == "true")
+				num(l.Num["search_low"]), num(l.Num["search_high"]), num(l.Num["search_low_passed"]), num(kLo),
+				num(l.Num["search_high_passed"]), num(kHi), confirmed)
 		}
 	}
 	body.WriteString(`</section>`)
