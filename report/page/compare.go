@@ -350,7 +350,7 @@ func ComparePage(c *Compared, rows []Row) []byte {
 		body.WriteString(`<section id="distributions"><h2>Distributions, A and B</h2>`)
 		la, lb := latenciesMs(c.RA), latenciesMs(c.RB)
 		for i, m := range la {
-			ch := Chart{ID: "compare-" + m.key, Title: m.name + " distribution (CDF)", XLabel: m.name + " (ms)", YLabel: "fraction of requests"}
+			ch := Chart{ID: "compare-" + m.key, Title: m.name + " distribution (CDF)", XLabel: m.name + " (ms)", YLabel: "fraction of " + m.of}
 			for _, side := range []struct {
 				name string
 				v    []float64
@@ -358,7 +358,7 @@ func ComparePage(c *Compared, rows []Row) []byte {
 				if len(side.v) == 0 {
 					continue
 				}
-				s := cdf("", "", "", side.v).Series[0]
+				s := cdf("", "", "", m.of, side.v).Series[0]
 				s.Name = side.name
 				ch.Series = append(ch.Series, s)
 			}

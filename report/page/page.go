@@ -150,11 +150,34 @@ func runTable(lines []Line, runs *[]runData) string {
 				rd.Figures[f[0]] = &x
 			}
 		}
-		fmt.Fprintf(&b, `<td class="verdict">%s</td></tr>`, esc(l.Str["client_verdict"]))
+		v := l.Str["client_verdict"]
+		fmt.Fprintf(&b, `<td class="verdict" title="%s">%s</td></tr>`, esc(v), esc(verdictWord(v)))
 		*runs = append(*runs, rd)
 	}
 	b.WriteString(`</tbody></table><p class="note">Latencies in ms. "goodput" is request goodput (req/s) with --goodput.</p>`)
 	return b.String()
+}
+
+// verdictWord is a client verdict in one word, for the runs table (the
+// whole verdict is the cell's title): ok, unverified, distorted, merged
+// (older files' wordings included).
+func verdictWord(v string) string {
+	switch {
+	case v == "":
+		return "–"
+	case strings.HasPrefix(v, "may be distorted"):
+		return "distorted"
+	case strings.HasPrefix(v, "not verified"), strings.Contains(v, "not verified"):
+		return "unverified"
+	case strings.HasPrefix(v, "ok"), strings.HasPrefix(v, "the client had headroom"):
+		return "ok"
+	case strings.HasPrefix(v, "merged"):
+		return "merged"
+	}
+	if w, _, _ := strings.Cut(v, " "); len(w) <= 12 {
+		return strings.TrimRight(w, ":,")
+	}
+	return "see title"
 }
 
 // rateOf is a result line's request rate as the page writes it.
