@@ -225,6 +225,15 @@ func (r *SelfCheck) Lateness() time.Duration {
 	return time.Duration(r.LagP99*float64(time.Second)) + r.SendP99
 }
 
+// plannedGap is the mean gap between planned sends; ok is false without
+// a schedule.
+func (r *SelfCheck) plannedGap() (time.Duration, bool) {
+	if r.Closed || !(r.Planned > 0) || math.IsInf(r.Planned, 1) {
+		return 0, false
+	}
+	return time.Duration(float64(time.Second) / r.Planned), true
+}
+
 // verdict says what the client may have changed in the run's figures and
 // by how much: "may be distorted: …" naming each figure that could move a
 // reported latency past the tolerance, "not verified: …" when the
@@ -236,8 +245,7 @@ func verdict(r SelfCheck) string {
 		why = append(why, fmt.Sprintf("%.1f%% of chunks bunched by late reads (limit %.0f%%): each timed late by up to one gap (median %.2f ms), enough to move the ITL P99 and TTFTs by that much",
 			p, maxLateBunchPct, ms(r.GapMedian)))
 	}
-	gap := time.Duration(float64(time.Second) / r.Planned)
-	if late > tolerance && r.Planned > 0 && !math.IsInf(r.Planned, 1) && late > gap {
+	if gap, ok := r.plannedGap(); ok && late > tolerance && late > gap {
 		why = append(why, fmt.Sprintf("1%% of requests left %.2f ms late or more (dispatch lag p99 %.2f ms + send delay p99 %.2f ms), longer than the %.2f ms between planned sends: the server saw a burstier load than planned, which can move latencies by up to %.2f ms",
 			ms(late), r.LagP99*1000, ms(r.SendP99), ms(gap), ms(late)))
 	}
