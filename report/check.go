@@ -59,6 +59,12 @@ func checkRows(r *metrics.SelfCheck, embedding bool) (map[string][]Row, []string
 		{Label: "Mean send lag (ms):", Value: val(a.Lag.Mean)},
 		{Label: "P99 send lag (ms):", Value: val(a.Lag.P99)},
 	}...)
+	// No output tokens (embeddings, or nothing succeeded): no per-token
+	// cost, rather than a cost of 0.
+	perToken := "n/a"
+	if !embedding && r.CPUPerToken > 0 {
+		perToken = f(r.CPUPerToken)
+	}
 	check := []Row{
 		{Label: "Target request rate (req/s):", Value: f(r.Target)},
 		{Label: "Planned request rate (req/s):", Value: f(r.Planned)},
@@ -72,7 +78,7 @@ func checkRows(r *metrics.SelfCheck, embedding bool) (map[string][]Row, []string
 		{Label: "Bunched chunks (%):", Value: f(r.BunchedPct())},
 		{Label: "Bunched by late reads (%):", Value: f(r.LateBunchedPct())},
 		{Label: "Client CPU time (s):", Value: f(r.CPU.Seconds())},
-		{Label: "Client CPU per output token (us):", Value: f(r.CPUPerToken)},
+		{Label: "Client CPU per output token (us):", Value: perToken},
 		{Label: "GC pause total (ms):", Value: f(float64(r.GCPause) / 1e6)},
 		{Label: "Kernel-timed responses (%):", Value: f(r.KernelTimed)},
 	}

@@ -87,3 +87,26 @@ func TestCommonErrors(t *testing.T) {
 		t.Errorf("cut text %q", cut)
 	}
 }
+
+// An embedding run (no output tokens) says n/a for the CPU per output
+// token, not 0.00; a generating run gives the figure.
+func TestCheckRowsCPUPerToken(t *testing.T) {
+	perToken := func(r *metrics.SelfCheck, embedding bool) string {
+		rows, _ := checkRows(r, embedding)
+		for _, row := range rows["Client self-check"] {
+			if row.Label == "Client CPU per output token (us):" {
+				return row.Value
+			}
+		}
+		return "missing"
+	}
+	if v := perToken(&metrics.SelfCheck{Planned: 1}, true); v != "n/a" {
+		t.Errorf("embedding: %q, want n/a", v)
+	}
+	if v := perToken(&metrics.SelfCheck{Planned: 1, CPUPerToken: 39.5}, false); v != "39.50" {
+		t.Errorf("generating: %q, want 39.50", v)
+	}
+	if v := perToken(&metrics.SelfCheck{Planned: 1}, false); v != "n/a" {
+		t.Errorf("no output token: %q, want n/a", v)
+	}
+}

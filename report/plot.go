@@ -27,6 +27,9 @@ func Plot(w io.Writer, s metrics.Summary) error {
 const (
 	plotRows = 10
 	plotCols = 60
+	// minCols: a short run's seconds are drawn wider, so that its time
+	// labels fit under the chart apart.
+	minCols = 20
 )
 
 // chart draws ys as columns of '*' (each column the largest value of the
@@ -40,6 +43,10 @@ func chart(b *strings.Builder, title string, ys []int) {
 	for i, y := range ys {
 		col[i/per] = max(col[i/per], y)
 		top = max(top, y)
+	}
+	w := 1 // characters per column
+	if cols < minCols {
+		w = (minCols + cols - 1) / cols
 	}
 	label := strconv.Itoa(top)
 	pad := len(label)
@@ -56,15 +63,21 @@ func chart(b *strings.Builder, title string, ys []int) {
 		for _, v := range col {
 			// A column reaches row r when v is at least r/rows of the top;
 			// any non-zero value shows at least one mark.
+			mark := " "
 			if top > 0 && (v*plotRows >= r*top || (r == 1 && v > 0)) {
-				b.WriteByte('*')
-			} else {
-				b.WriteByte(' ')
+				mark = "*"
 			}
+			b.WriteString(strings.Repeat(mark, w))
 		}
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(b, "%*s +%s\n", pad, "", strings.Repeat("-", cols))
+	fmt.Fprintf(b, "%*s +%s\n", pad, "", strings.Repeat("-", cols*w))
+	if len(ys) == 1 { // one second: one label
+		fmt.Fprintf(b, "%*s  0 s\n\n", pad, "")
+		return
+	}
+	// The first second's label under the first column, the last one's
+	// ending under the last, at least a space between them.
 	end := strconv.Itoa(len(ys)-1) + " s"
-	fmt.Fprintf(b, "%*s  0%*s\n\n", pad, "", max(cols-1, len(end)), end)
+	fmt.Fprintf(b, "%*s  0%*s\n\n", pad, "", max(cols*w-1, len(end)+1), end)
 }

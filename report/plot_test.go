@@ -14,19 +14,20 @@ func TestPlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
+	// 5 seconds, 4 characters each: 20 columns.
 	want := "Output tokens per second\n" +
-		"10 |  ** \n" +
-		"   |  ** \n" +
-		"   |  ** \n" +
-		"   |  ** \n" +
-		"   |  ** \n" +
-		"   | *** \n" +
-		"   | *** \n" +
-		"   | *** \n" +
-		"   | ****\n" +
-		" 0 | ****\n" +
-		"   +-----\n" +
-		"    0 4 s\n\n"
+		"10 |        ********    \n" +
+		"   |        ********    \n" +
+		"   |        ********    \n" +
+		"   |        ********    \n" +
+		"   |        ********    \n" +
+		"   |    ************    \n" +
+		"   |    ************    \n" +
+		"   |    ************    \n" +
+		"   |    ****************\n" +
+		" 0 |    ****************\n" +
+		"   +--------------------\n" +
+		"    0                4 s\n\n"
 	if !strings.HasPrefix(out, want) {
 		t.Errorf("got\n%s\nwant prefix\n%s", out, want)
 	}
@@ -48,5 +49,24 @@ func TestPlot(t *testing.T) {
 	Plot(&b, metrics.Summary{})
 	if !strings.Contains(b.String(), "nothing to plot") {
 		t.Errorf("empty plot: %q", b.String())
+	}
+}
+
+// A short run (2 s: seconds 0, 1 and 2) has its time labels apart, under
+// a chart of at least minCols columns; a one-second run has one label.
+func TestPlotShortRun(t *testing.T) {
+	for _, c := range []struct {
+		ys   []int
+		axis string
+	}{
+		{[]int{3, 7, 1}, "  +---------------------\n   0                 2 s\n"},
+		{[]int{3, 7}, "  +--------------------\n   0                1 s\n"},
+		{[]int{3}, "  +--------------------\n   0 s\n"},
+	} {
+		var b strings.Builder
+		chart(&b, "t", c.ys)
+		if !strings.HasSuffix(b.String(), c.axis+"\n") {
+			t.Errorf("%v:\n%s\nwant the axis\n%s", c.ys, b.String(), c.axis)
+		}
 	}
 }

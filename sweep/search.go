@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 
 	"benchserve/bench"
-	"benchserve/internal/py/pyjson"
 	"benchserve/report"
 )
 
@@ -83,56 +81,70 @@ type try struct {
 	pass  bool
 }
 
-// searcher finds the highest load at which every SLO holds.
+// probe runs the load x once (repeat k of its phase): res is its result
+// (nil when the run broke), pass whether it met every SLO; an error
+// stops the search.
+type probe func(ctx context.Context, x float64, phase string, k int) (res *report.Result, pass bool, err error)
+
+// searcher finds the highest load at which every SLO holds, in at most
+// maxRuns runs in all: made counts the runs made so far (a ceiling run's
+// included), every phase stops where the budget ends.
 type searcher struct {
-	r     *runner
-	rate  bool // the axis: request rate, else max concurrency
-	base  Point
-	tries []try
+	rate    bool // the axis: request rate, else max concurrency
+	tol     float64
+	maxRuns int
+	n       int // confirming runs at each end of the bracket
+	run     probe
+	made    func() int
+	// spread, if set, reports a confirmed load's repeats.
+	spread func(x float64, results []*report.Result) error
+	tries  []try
 }
 
-func (s *searcher) point(x float64, phase string) Point {
-	pt := s.base
-	pt.Phase = phase
-	if s.rate {
-		pt.Rate = x
-	} else {
-		pt.Conc = int(x)
-	}
-	return pt
+// outcome is where a search ended. lo is NaN when no load met the SLOs,
+// hi when none failed them. The counts are of the last confirmation
+// round, the one run at lo and hi: nLo of kLo runs at lo met the SLOs,
+// nHi of kHi at hi.
+type outcome struct {
+	lo, hi             float64
+	nLo, kLo, nHi, kHi int
+	rounds             int
+	confirmed          bool
+	// cut is the phase the run budget ended in ("bracketing",
+	// "bisecting", "confirming"), "" when it did not end the search.
+	cut string
 }
+
+func (s *searcher) budget() bool { return s.made() < s.maxRuns }
 
 // eval runs the load x once and reports whether every SLO held.
-func (s *searcher) eval(ctx context.Context, x float64, phase string) (bool, error) {
-	res, ok, err := s.r.run(ctx, s.point(x, phase), 1)
-	pass := ok && res != nil && *s.r.passed(res)
-	s.tries = append(s.tries, try{x, phase, pass})
+func (s *searcher) eval(ctx context.Context, x float64) (bool, error) {
+	_, pass, err := s.run(ctx, x, "search", 1)
+	s.tries = append(s.tries, try{x, "search", pass})
 	return pass, err
 }
 
-// confirm runs x n times and counts the runs that met every SLO.
-func (s *searcher) confirm(ctx context.Context, x float64, n int) (int, error) {
-	pt := s.point(x, "confirm")
+// confirm runs x up to n times, as the budget allows: passes of made.
+func (s *searcher) confirm(ctx context.Context, x float64) (passes, made int, err error) {
 	var results []*report.Result
-	passes := 0
-	for k := 1; k <= n; k++ {
-		res, ok, err := s.r.run(ctx, pt, k)
-		pass := ok && res != nil && *s.r.passed(res)
+	for k := 1; k <= s.n && s.budget(); k++ {
+		res, pass, err := s.run(ctx, x, "confirm", k)
+		made++
 		if pass {
 			passes++
 		}
-		if ok {
+		if res != nil {
 			results = append(results, res)
 		}
 		s.tries = append(s.tries, try{x, "confirm", pass})
 		if err != nil {
-			return passes, err
+			return passes, made, err
 		}
 	}
-	if len(results) > 1 {
-		return passes, s.r.writeSpread(pt, results)
+	if s.spread != nil && len(results) > 1 {
+		return passes, made, s.spread(x, results)
 	}
-	return passes, nil
+	return passes, made, nil
 }
 
 func (s *searcher) up(x float64) float64 { return x * 2 }
@@ -147,177 +159,172 @@ func (s *searcher) down(x float64) float64 {
 // narrow reports whether lo and hi are close enough: within the
 // tolerance, or neighbouring concurrencies.
 func (s *searcher) narrow(lo, hi float64) bool {
-	return hi <= lo*(1+s.r.cfg.Tolerance) || (!s.rate && hi-lo <= 1)
+	return hi <= lo*(1+s.tol) || (!s.rate && hi-lo <= 1)
 }
 
-func (s *searcher) budget() bool { return s.r.runs < s.r.cfg.MaxRuns }
+// find brackets the boundary by doubling or halving from x0, bisects
+// measured runs until the bracket is within the tolerance, then runs
+// the low end and the high end again (n times each): the answer stands
+// when the low end met the SLOs in every run and the high end failed
+// them in most; otherwise the bracket steps down (or up) by the
+// tolerance and is checked again, at most three rounds in all. A step is
+// taken only when a run is left for it, so the counts in the outcome are
+// always those of its own lo and hi.
+func (s *searcher) find(ctx context.Context, x0 float64) (outcome, error) {
+	o := outcome{lo: math.NaN(), hi: math.NaN()}
+	if !s.budget() {
+		o.cut = "bracketing"
+		return o, nil
+	}
+	pass, err := s.eval(ctx, x0)
+	if err != nil {
+		return o, err
+	}
+	if pass {
+		o.lo = x0
+		for x := s.up(x0); math.IsNaN(o.hi); x = s.up(x) {
+			if !s.budget() {
+				o.cut = "bracketing"
+				return o, nil
+			}
+			if pass, err = s.eval(ctx, x); err != nil {
+				return o, err
+			}
+			if pass {
+				o.lo = x
+			} else {
+				o.hi = x
+			}
+		}
+	} else {
+		o.hi = x0
+		for x := s.down(x0); math.IsNaN(o.lo) && x > 0 && (s.rate || x >= 1); x = s.down(x) {
+			if !s.budget() {
+				o.cut = "bracketing"
+				return o, nil
+			}
+			if pass, err = s.eval(ctx, x); err != nil {
+				return o, err
+			}
+			if pass {
+				o.lo = x
+			} else {
+				o.hi = x
+			}
+		}
+		if math.IsNaN(o.lo) {
+			return o, nil
+		}
+	}
+	for !s.narrow(o.lo, o.hi) {
+		if !s.budget() {
+			o.cut = "bisecting"
+			return o, nil
+		}
+		mid := (o.lo + o.hi) / 2
+		if !s.rate {
+			mid = math.Floor(mid)
+		}
+		if pass, err = s.eval(ctx, mid); err != nil {
+			return o, err
+		}
+		if pass {
+			o.lo = mid
+		} else {
+			o.hi = mid
+		}
+	}
+	for o.rounds < 3 {
+		if !s.budget() {
+			o.cut = "confirming"
+			return o, nil
+		}
+		o.rounds++
+		if o.nLo, o.kLo, err = s.confirm(ctx, o.lo); err != nil {
+			return o, err
+		}
+		if o.nHi, o.kHi, err = s.confirm(ctx, o.hi); err != nil {
+			return o, err
+		}
+		if o.nLo == s.n && 2*(o.kHi-o.nHi) > s.n {
+			o.confirmed = true
+			return o, nil
+		}
+		if o.kLo < s.n || o.kHi < s.n || (o.rounds < 3 && !s.budget()) {
+			o.cut = "confirming"
+			return o, nil
+		}
+		if o.rounds == 3 {
+			return o, nil
+		}
+		lo, hi := o.hi, o.hi*(1+s.tol) // the high end mostly passes: step up
+		if !s.rate {
+			hi = lo + 1
+		}
+		if o.nLo < s.n { // the low end is not reliably good: step down
+			lo, hi = o.lo/(1+s.tol), o.lo
+			if !s.rate {
+				lo = hi - 1
+			}
+			if !(lo > 0) || (!s.rate && lo < 1) {
+				return o, nil
+			}
+		}
+		o.lo, o.hi = lo, hi
+		o.nLo, o.kLo, o.nHi, o.kHi = 0, 0, 0, 0
+	}
+	return o, nil
+}
 
-// search is --search: bracket the boundary by doubling or halving from a
-// start, bisect measured runs until the bracket is within the tolerance,
-// then run the low end and the high end again (at least 3 times each):
-// the answer stands when the low end met the SLOs in every run and the
-// high end failed them in most; otherwise the bracket steps down (or up)
-// by the tolerance and is checked again, at most three times.
+// search is --search: the start, then find, then the answer.
 func (r *runner) search(ctx context.Context) error {
 	c := r.cfg
-	s := &searcher{r: r, rate: c.Search == "request-rate", base: r.basePoint()}
+	base := r.basePoint()
+	s := &searcher{rate: c.Search == "request-rate", tol: c.Tolerance, maxRuns: c.MaxRuns, n: max(3, c.Repeats),
+		made: func() int { return r.runs }}
+	at := func(x float64, phase string) Point {
+		pt := base
+		pt.Phase = phase
+		if s.rate {
+			pt.Rate = x
+		} else {
+			pt.Conc = int(x)
+		}
+		return pt
+	}
+	s.run = func(ctx context.Context, x float64, phase string, k int) (*report.Result, bool, error) {
+		res, ok, err := r.run(ctx, at(x, phase), k)
+		if !ok || res == nil {
+			return nil, false, err
+		}
+		return res, *r.passed(res), err
+	}
+	s.spread = func(x float64, results []*report.Result) error {
+		return r.writeSpread(at(x, "confirm"), results)
+	}
 	x0 := 1.0
 	switch {
 	case s.rate && len(c.Rates) > 0 && !math.IsInf(c.Rates[0], 1):
 		x0 = c.Rates[0]
 	case s.rate:
-		ceil := s.base
+		// One ceiling run (it counts against the budget): the search
+		// starts at half its throughput.
+		ceil := base
 		ceil.Rate, ceil.Phase = math.Inf(1), "ceiling"
-		top, err := r.meanRate(ctx, ceil)
+		res, ok, err := r.run(ctx, ceil, 1)
 		if err != nil {
 			return err
 		}
-		x0 = top / 2
+		if !ok || res == nil {
+			return &bench.ExitError{Code: bench.ExitFailure, Msg: "the ceiling run failed: no rate to start the search from"}
+		}
+		x0 = res.Summary.RequestThroughput / 2
 	case len(c.Concurrencies) > 0 && c.Concurrencies[0] > 0:
 		x0 = float64(c.Concurrencies[0])
 	}
-	lo, hi := math.NaN(), math.NaN()
-	pass, err := s.eval(ctx, x0, "search")
+	o, err := s.find(ctx, x0)
 	if err != nil {
 		return err
 	}
-	if pass {
-		lo = x0
-		for x := s.up(x0); s.budget(); x = s.up(x) {
-			if pass, err = s.eval(ctx, x, "search"); err != nil {
-				return err
-			}
-			if !pass {
-				hi = x
-				break
-			}
-			lo = x
-		}
-	} else {
-		hi = x0
-		for x := s.down(x0); x > 0 && (s.rate || x >= 1) && s.budget(); x = s.down(x) {
-			if pass, err = s.eval(ctx, x, "search"); err != nil {
-				return err
-			}
-			if pass {
-				lo = x
-				break
-			}
-			hi = x
-		}
-	}
-	if math.IsNaN(lo) || math.IsNaN(hi) {
-		return s.finish(lo, hi, 0, 0, 0, false)
-	}
-	for !s.narrow(lo, hi) && s.budget() {
-		mid := (lo + hi) / 2
-		if !s.rate {
-			mid = math.Floor(mid)
-		}
-		if pass, err = s.eval(ctx, mid, "search"); err != nil {
-			return err
-		}
-		if pass {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	n := max(3, c.Repeats)
-	var nLo, nHi int
-	confirmed := false
-	for round := 0; round < 3 && s.budget(); round++ {
-		if nLo, err = s.confirm(ctx, lo, n); err != nil {
-			return err
-		}
-		if nHi, err = s.confirm(ctx, hi, n); err != nil {
-			return err
-		}
-		if nLo == n && 2*nHi < n {
-			confirmed = true
-			break
-		}
-		step := c.Tolerance
-		if nLo < n { // the low end is not reliably good: step down
-			hi, lo = lo, lo/(1+step)
-			if !s.rate {
-				lo = math.Max(1, hi-1)
-			}
-			if lo >= hi {
-				break
-			}
-			continue
-		}
-		lo, hi = hi, hi*(1+step) // the high end mostly passes: step up
-		if !s.rate {
-			hi = lo + 1
-		}
-	}
-	return s.finish(lo, hi, nLo, nHi, n, confirmed)
+	return s.finish(r, o)
 }
-
-// finish writes the search's last line and prints its answer; a search
-// where no load met the SLOs exits 4.
-func (s *searcher) finish(lo, hi float64, nLo, nHi, n int, confirmed bool) error {
-	r := s.r
-	axis, unit := "max_concurrency", ""
-	if s.rate {
-		axis, unit = "request_rate", " req/s"
-	}
-	num := func(v float64) []byte {
-		if math.IsNaN(v) {
-			return pyjson.Null
-		}
-		return pyjson.Float(v)
-	}
-	o := &pyjson.Object{}
-	o.Set("search_axis", pyjson.String(axis))
-	var exprs []string
-	for _, t := range r.cfg.SLOs {
-		exprs = append(exprs, t.Expr)
-	}
-	o.Set("search_slo", pyjson.Strings(exprs))
-	o.Set("search_result", num(lo))
-	o.Set("search_low", num(lo))
-	o.Set("search_high", num(hi))
-	o.Set("search_confirmed", pyjson.Bool(confirmed))
-	o.Set("search_low_passed", pyjson.Int(nLo))
-	o.Set("search_high_passed", pyjson.Int(nHi))
-	o.Set("search_confirm_runs", pyjson.Int(n))
-	o.Set("search_tolerance", pyjson.Float(r.cfg.Tolerance))
-	runs := []byte{'['}
-	for i, t := range s.tries {
-		if i > 0 {
-			runs = append(runs, ", "...)
-		}
-		e := &pyjson.Object{}
-		e.Set(axis, pyjson.Float(t.x))
-		e.Set("phase", pyjson.String(t.phase))
-		e.Set("passed", pyjson.Bool(t.pass))
-		runs = e.Append(runs)
-	}
-	o.Set("search_runs", append(runs, ']'))
-	if r.out != "" {
-		if err := report.Append(r.out, append(o.Bytes(), '\n')); err != nil {
-			return &bench.ExitError{Code: bench.ExitFailure, Msg: "--output-file: " + err.Error()}
-		}
-	}
-	slo := strings.Join(exprs, ", ")
-	f := func(v float64) string { return trim(v) + unit }
-	switch {
-	case math.IsNaN(lo):
-		r.table.line("No load met %s: the lowest tried, %s, failed.", slo, f(hi))
-		return &bench.ExitError{Code: bench.ExitThresholds, Msg: fmt.Sprintf("no load met %s (lowest tried: %s)", slo, f(hi))}
-	case math.IsNaN(hi):
-		r.table.line("Every load tried met %s, up to %s: the server's limit is higher (or the SLO looser) than the search reached.", slo, f(lo))
-	case confirmed:
-		r.table.line("Highest %s meeting %s: %s (between %s and %s: met in %d of %d runs at %s, in %d of %d at %s).",
-			strings.ReplaceAll(axis, "_", " "), slo, f(lo), f(lo), f(hi), nLo, n, f(lo), nHi, n, f(hi))
-	default:
-		r.table.line("Highest %s meeting %s: about %s, between %s and %s, not confirmed (met in %d of %d runs at %s, in %d of %d at %s: the boundary is noisy; try --duration or more --repeats).",
-			strings.ReplaceAll(axis, "_", " "), slo, f(lo), f(lo), f(hi), nLo, n, f(lo), nHi, n, f(hi))
-	}
-	return nil
-}
-
-func trim(v float64) string { return fmt.Sprintf("%.4g", v) }

@@ -56,10 +56,19 @@ func Report(in Input) []byte {
 	body.WriteString(runTable(in.Lines, &runs))
 	for _, l := range in.Lines {
 		if l.Has("search_high") || l.Has("search_result") {
-			fmt.Fprintf(&body, `<p class="answer">Search over %s for %s: answer <b>%s</b>, the boundary between %s and %s (met in %s of %s runs at the low end, in %s at the high end; confirmed: %v).</p>`,
+			// The runs made at each end (older files: the runs planned).
+			kLo, kHi := l.Num["search_confirm_runs"], l.Num["search_confirm_runs"]
+			if l.Has("search_low_runs") {
+				kLo, kHi = l.Num["search_low_runs"], l.Num["search_high_runs"]
+			}
+			confirmed := fmt.Sprint(l.Str["search_confirmed"] == "true")
+			if b := l.Str["search_budget_ended"]; b != "" && confirmed == "false" {
+				confirmed += ": the run budget ended while " + esc(b)
+			}
+			fmt.Fprintf(&body, `<p class="answer">Search over %s for %s: answer <b>%s</b>, the boundary between %s and %s (met in %s of %s runs at the low end, in %s of %s at the high end; confirmed: %s).</p>`,
 				esc(strings.ReplaceAll(l.Str["search_axis"], "_", " ")), esc(strings.Join(l.SLOs, ", ")), num(l.Num["search_result"]),
-				num(l.Num["search_low"]), num(l.Num["search_high"]), num(l.Num["search_low_passed"]), num(l.Num["search_confirm_runs"]),
-				num(l.Num["search_high_passed"]), l.Str["search_confirmed"] == "true")
+				num(l.Num["search_low"]), num(l.Num["search_high"]), num(l.Num["search_low_passed"]), num(kLo),
+				num(l.Num["search_high_passed"]), num(kHi), confirmed)
 		}
 	}
 	body.WriteString(`</section>`)
@@ -141,11 +150,34 @@ func runTable(lines []Line, runs *[]runData) string {
 				rd.Figures[f[0]] = &x
 			}
 		}
-		fmt.Fprintf(&b, `<td class="verdict">%s</td></tr>`, esc(l.Str["client_verdict"]))
+		v := l.Str["client_verdict"]
+		fmt.Fprintf(&b, `<td class="verdict" title="%s">%s</td></tr>`, esc(v), esc(verdictWord(v)))
 		*runs = append(*runs, rd)
 	}
 	b.WriteString(`</tbody></table><p class="note">Latencies in ms. "goodput" is request goodput (req/s) with --goodput.</p>`)
 	return b.String()
+}
+
+// verdictWord is a client verdict in one word, for the runs table (the
+// whole verdict is the cell's title): ok, unverified, distorted, merged
+// (older files' wordings included).
+func verdictWord(v string) string {
+	switch {
+	case v == "":
+		return "–"
+	case strings.HasPrefix(v, "may be distorted"):
+		return "distorted"
+	case strings.HasPrefix(v, "not verified"), strings.Contains(v, "not verified"):
+		return "unverified"
+	case strings.HasPrefix(v, "ok"), strings.HasPrefix(v, "the client had headroom"):
+		return "ok"
+	case strings.HasPrefix(v, "merged"):
+		return "merged"
+	}
+	if w, _, _ := strings.Cut(v, " "); len(w) <= 12 {
+		return strings.TrimRight(w, ":,")
+	}
+	return "see title"
 }
 
 // rateOf is a result line's request rate as the page writes it.

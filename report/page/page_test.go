@@ -294,3 +294,39 @@ func TestServerCharts(t *testing.T) {
 		t.Errorf("generated tok/s %v at %v, want 100 at 0.5 and 200 at 2", g.Y, g.X)
 	}
 }
+
+// The runs table's verdict is one word, the whole verdict on hover; the
+// ITL charts count gaps, the TTFT ones requests.
+func TestReportVerdictWordAndGapAxes(t *testing.T) {
+	ls := fixedLines()
+	long := "may be distorted: 3.0% of chunks bunched by late reads (limit 1%): each timed late by up to one gap"
+	ls[0].Str["client_verdict"] = long
+	ls[1].Str["client_verdict"] = "ok: timing held (0.0% of chunks bunched by late reads, read delay p99 0.10 ms)"
+	ls[2].Str["client_verdict"] = "not verified: 60% of responses were timed when read"
+	html := string(Report(Input{Lines: ls, Records: []RecordSet{{Name: "r.jsonl", Recs: fixedRecords()}}, Made: "test"}))
+	for _, want := range []string{
+		`<td class="verdict" title="` + long + `">distorted</td>`,
+		`<td class="verdict" title="ok: timing held (0.0% of chunks bunched by late reads, read delay p99 0.10 ms)">ok</td>`,
+		`">unverified</td>`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("no %s", want)
+		}
+	}
+	d := embedded(t, []byte(html))
+	if c := chartByID(t, d, "rec1-itl-hist"); c.YLabel != "gaps" {
+		t.Errorf("ITL histogram y axis %q", c.YLabel)
+	}
+	if c := chartByID(t, d, "rec1-itl-cdf"); c.YLabel != "fraction of gaps" {
+		t.Errorf("ITL CDF y axis %q", c.YLabel)
+	}
+	if c := chartByID(t, d, "rec1-ttft-hist"); c.YLabel != "requests" {
+		t.Errorf("TTFT histogram y axis %q", c.YLabel)
+	}
+	for _, w := range []struct{ v, word string }{{"the client had headroom and its timing held", "ok"},
+		{"the client had headroom, but timing is not verified: 3%", "unverified"}, {`merged from shards: each shard's check is under "shards"`, "merged"}, {"", "–"}} {
+		if got := verdictWord(w.v); got != w.word {
+			t.Errorf("verdictWord(%q) = %q, want %q", w.v, got, w.word)
+		}
+	}
+}

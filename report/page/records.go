@@ -20,8 +20,8 @@ func recordCharts(id string, recs []record.Record) []Chart {
 		if len(d.v) == 0 {
 			continue
 		}
-		out = append(out, cdf(id+"-"+d.key+"-cdf", d.name+" distribution (CDF)", d.name+" (ms)", d.v),
-			histogram(id+"-"+d.key+"-hist", d.name+" histogram", d.name+" (ms)", d.v))
+		out = append(out, cdf(id+"-"+d.key+"-cdf", d.name+" distribution (CDF)", d.name+" (ms)", d.of, d.v),
+			histogram(id+"-"+d.key+"-hist", d.name+" histogram", d.name+" (ms)", d.of, d.v))
 	}
 	out = append(out, overTime(id, recs)...)
 	return out
@@ -30,7 +30,9 @@ func recordCharts(id string, recs []record.Record) []Chart {
 // latency is one latency of the successful requests, in ms, sorted.
 type latency struct {
 	key, name string
-	v         []float64
+	// of is what v counts: "requests", or "gaps" for ITL.
+	of string
+	v  []float64
 }
 
 // latenciesMs are the successful requests' TTFTs, every gap between their
@@ -51,22 +53,23 @@ func latenciesMs(recs []record.Record) [3]latency {
 	for _, v := range [][]float64{ttft, itl, e2e} {
 		sort.Float64s(v)
 	}
-	return [3]latency{{"ttft", "TTFT", ttft}, {"itl", "ITL", itl}, {"e2e", "E2E latency", e2e}}
+	return [3]latency{{"ttft", "TTFT", "requests", ttft}, {"itl", "ITL", "gaps", itl}, {"e2e", "E2E latency", "requests", e2e}}
 }
 
-// cdf is the empirical CDF of sorted v: (v[i], (i+1)/n), downsampled.
-func cdf(id, title, xl string, v []float64) Chart {
+// cdf is the empirical CDF of sorted v: (v[i], (i+1)/n), downsampled;
+// of is what v counts (requests, gaps).
+func cdf(id, title, xl, of string, v []float64) Chart {
 	y := make([]float64, len(v))
 	for i := range v {
 		y[i] = float64(i+1) / float64(len(v))
 	}
 	x, y := LTTB(v, y, maxPoints)
-	return Chart{ID: id, Title: title, XLabel: xl, YLabel: "fraction of requests", Series: []Series{{Name: "CDF", X: x, Y: y}}}
+	return Chart{ID: id, Title: title, XLabel: xl, YLabel: "fraction of " + of, Series: []Series{{Name: "CDF", X: x, Y: y}}}
 }
 
 // histogram counts sorted v in 40 bins from its minimum to its 99.9th
-// percentile; the rest, if any, go in the last bin.
-func histogram(id, title, xl string, v []float64) Chart {
+// percentile; the rest, if any, go in the last bin. of is what v counts.
+func histogram(id, title, xl, of string, v []float64) Chart {
 	const bins = 40
 	lo, hi := v[0], v[min(len(v)-1, int(math.Ceil(0.999*float64(len(v))))-1)]
 	if hi <= lo {
@@ -81,7 +84,7 @@ func histogram(id, title, xl string, v []float64) Chart {
 	for i := range xs {
 		xs[i] = lo + float64(i)*w
 	}
-	return Chart{ID: id, Title: title, XLabel: xl, YLabel: "requests", Bars: true, Width: w,
+	return Chart{ID: id, Title: title, XLabel: xl, YLabel: of, Bars: true, Width: w,
 		Series: []Series{{Name: "count", X: xs, Y: counts}}}
 }
 

@@ -12,7 +12,8 @@ import (
 
 func newCompareParser() *argparse.Parser {
 	p := argparse.New("benchserve compare", "Compare two runs figure by figure: A's, B's, the difference and, with both runs' "+
-		"record files, whether the difference in latency is beyond the runs' own noise (a bootstrap 95% interval). "+
+		"record files, whether the difference in latency is beyond the runs' own noise (a bootstrap 95% interval over requests "+
+		"resampled whole; \"too few requests\" for a percentile with fewer than 5 requests beyond it, such as the P99 of under 500). "+
 		"Each result file's last run line is compared. Usage: benchserve compare A.jsonl B.jsonl [--records RA.jsonl RB.jsonl] [--html FILE.html]")
 	p.Add(argparse.Option{Name: "--records", Nargs: argparse.OneOrMore, Metavar: "RECORDS.jsonl", Help: "A's and B's record files (--record-file), in that order."})
 	p.Add(argparse.Option{Name: "--html", Metavar: "FILE.html", Help: "Also write the comparison as a page."})

@@ -51,7 +51,7 @@ func newSweepParser() *argparse.Parser {
 	g.Add(argparse.Option{Name: "--search", Choices: []string{"request-rate", "max-concurrency"}, Help: "Find the highest load at which every --slo holds, by bracketing and bisection of measured runs, then confirm both ends of the bracket."})
 	g.Add(argparse.Option{Name: "--slo", Action: argparse.Append, Help: "KEY OP NUMBER over a numeric result key, as --threshold (p99_ttft_ms<500); repeatable; what --search must meet."})
 	g.Add(argparse.Option{Name: "--search-tolerance", Type: argparse.Float, Default: 0.05, Help: "Stop bisecting when the bracket's high end is within this fraction above its low end."})
-	g.Add(argparse.Option{Name: "--search-max-runs", Type: argparse.Int, Default: 40, Help: "At most this many runs in a search."})
+	g.Add(argparse.Option{Name: "--search-max-runs", Type: argparse.Int, Default: 40, Help: "At most this many runs in a search, in all: its ceiling run and confirming runs included."})
 	g.Add(argparse.Option{Name: "--repeats", Type: argparse.Int, Default: 1, Help: "Run every point this many times and report the mean, std, coefficient of variation and 95% interval of its figures (a search confirms with max(3, this))."})
 	g.Add(argparse.Option{Name: "--repeat-until-cv", Type: argparse.Float, Help: "Stop a point's repeats once (after 3 runs) the coefficient of variation of its throughputs and median TTFT and ITL is at most this."})
 	return p
