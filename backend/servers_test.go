@@ -40,7 +40,7 @@ data: [DONE]
 func TestFirstTokenStop(t *testing.T) {
 	cases := []struct {
 		name, backend, body string
-		stream             bool
+		stream              bool
 	}{
 		{"chat stream", "vllm-chat", `data: {"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],"object":"chat.completion.chunk"}
 
