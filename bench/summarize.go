@@ -47,7 +47,7 @@ func Summarize(p *Plan, e *Execution) *report.Result {
 		}
 	}
 	ld := p.traffic.report(cfg)
-	ld.NotSent = e.NotSentAtEnd
+	ld.NotSent, ld.RoundsNotSent = e.NotSentAtEnd, e.RoundsNotSent
 	if r := p.traffic.ramp; r != nil {
 		run.RateLabel = fmt.Sprintf("%s %s-%s", r.Strategy, fmtFloat(r.Start), fmtFloat(r.End))
 	}
