@@ -25,22 +25,53 @@ func (c *Client) responsesBody(in *Input) *pyjson.Object {
 	o.Set("model", pyjson.String(in.Model))
 	switch {
 	case len(in.Images) > 0 && in.Messages == nil:
-		o.Set("input", imageMessage(in, func(b []byte, img string) []byte {
+		o.Set("input", messageItems(imageMessage(in, func(b []byte, img string) []byte {
 			b = append(b, `{"type": "input_image", "image_url": `...)
 			b = pyjson.AppendString(b, img)
 			return append(b, '}')
-		}, "input_text"))
+		}, "input_text")))
 	case in.Messages != nil:
-		o.Set("input", messages(in))
+		o.Set("input", messageItems(messages(in)))
 	default:
 		o.Set("input", pyjson.String(in.Text))
 	}
 	o.Set("max_output_tokens", pyjson.Int(in.OutputLen))
 	o.Set("stream", boolJSON(c.opt.Stream))
+	// As vLLM's benchmark does: a server that stores responses would
+	// otherwise keep every benchmark reply.
+	o.Set("store", jsonFalse)
 	c.setDefaults(o, in)
 	o.Update(in.Extra)
 	setLoRA(o, in)
 	return o
+}
+
+// messageItems gives each message of a JSON array of messages the item
+// type "message" it lacks: OpenAI accepts a bare {"role", "content"},
+// llama.cpp answers 400 without the type. Anything else stays as it is.
+func messageItems(msgs []byte) []byte {
+	v, err := jsonscan.Parse(msgs)
+	if err != nil || v.Kind != jsonscan.Array {
+		return msgs
+	}
+	b := make([]byte, 0, len(msgs)+32)
+	b = append(b, '[')
+	it := v.Elements()
+	for item, ok := it.Next(); ok; item, ok = it.Next() {
+		if len(b) > 1 {
+			b = append(b, ", "...)
+		}
+		if _, typed := item.Get("type"); item.Kind != jsonscan.Object || typed {
+			b = append(b, item.Raw...)
+			continue
+		}
+		b = append(b, `{"type": "message"`...)
+		if rest := bytes.TrimSpace(item.Raw[1:]); len(rest) > 0 && rest[0] != '}' {
+			b = append(b, ", "...)
+		}
+		b = append(b, bytes.TrimSpace(item.Raw[1:])...)
+	}
+	return append(b, ']')
 }
 
 // AnthropicVersion is the anthropic-version header the Messages API
