@@ -30,7 +30,7 @@ func (r *runner) startServerMetrics(ctx context.Context) (*serverctl.Scraper, st
 	every := time.Duration(cfg.ServerMetricsInterval * float64(time.Second))
 	sc, why := r.Server.StartScraper(ctx, u, every, r.Env.Stderr)
 	if sc == nil {
-		return nil, "not exposed: " + why
+		return nil, why
 	}
 	return sc, ""
 }

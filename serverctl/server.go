@@ -84,6 +84,12 @@ func (c *Server) WaitReady(ctx context.Context, out io.Writer, u string, timeout
 			fmt.Fprintf(out, "Server at %s is not ready. Exiting.\n", Redact(u))
 			return fmt.Errorf("the server at %s %s", Redact(u), hopeless)
 		}
+		if err == nil && status == http.StatusNotFound && strings.HasSuffix(c.Base, "/v1") {
+			// A base URL copied from an OpenAI client's settings: every
+			// path gets a second /v1, and no wait fixes that.
+			fmt.Fprintf(out, "Server at %s is not ready. Exiting.\n", Redact(u))
+			return fmt.Errorf("--base-url ends in /v1: the paths are appended to it (%s answered 404); drop /v1", Redact(u))
+		}
 		if err != nil {
 			last = shortErr(err)
 		} else {

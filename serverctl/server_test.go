@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,5 +87,28 @@ func TestAcceptLength(t *testing.T) {
 	}
 	if AcceptLength(nil) != nil {
 		t.Error("nil body gave an accept length")
+	}
+}
+
+// A --base-url ending in /v1 gets every path a second /v1: its 404 ends
+// the readiness wait at the first answer, saying to drop /v1. Without /v1
+// a 404 is retried (a server still loading may not route yet).
+func TestWaitReadyBaseURLWithV1(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	ctl := &Server{Base: srv.URL + "/v1", HTTP: backend.NewHTTPClient(backend.ClientOptions{})}
+	err := ctl.WaitReady(context.Background(), io.Discard, ctl.Base+"/v1/models", 60)
+	want := "--base-url ends in /v1: the paths are appended to it (" + srv.URL + "/v1/v1/models answered 404); drop /v1"
+	if err == nil || err.Error() != want || hits.Load() != 1 {
+		t.Errorf("err = %v after %d requests, want %q after 1", err, hits.Load(), want)
+	}
+	hits.Store(0)
+	ctl.Base = srv.URL
+	if err := ctl.WaitReady(context.Background(), io.Discard, ctl.Base+"/v1/models", 1); err == nil || strings.Contains(err.Error(), "drop /v1") || hits.Load() < 1 {
+		t.Errorf("without /v1: err = %v after %d requests", err, hits.Load())
 	}
 }
