@@ -12,6 +12,7 @@ import (
 	"benchserve/internal/py/pyjson"
 	"benchserve/internal/version"
 	"benchserve/metrics"
+	"benchserve/record"
 	"benchserve/serverctl"
 )
 
@@ -85,6 +86,22 @@ func sortedKeys(m map[string]metrics.Sample) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// ignoredContinuousUsage is the note for --continuous-usage-stats
+// against a server that ignores it: replies of several chunks came, but
+// none with the usage in every chunk, so there is no per-token ITL. ""
+// otherwise.
+func ignoredContinuousUsage(cfg *Config, perToken *metrics.PerTokenITL, recs []record.Record) string {
+	if !cfg.ContinuousUsageStats || perToken != nil {
+		return ""
+	}
+	for i := range recs {
+		if recs[i].Success && recs[i].Gaps.Len() > 0 {
+			return "benchserve: note: --continuous-usage-stats: the server sent no usage in the chunks before the last (it ignores stream_options.continuous_usage_stats), so there is no per-token ITL"
+		}
+	}
+	return ""
 }
 
 // provenance is what defines the server and the client of a run: the

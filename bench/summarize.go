@@ -39,6 +39,9 @@ func Summarize(p *Plan, e *Execution) *report.Result {
 		run.Goodput = &gp
 	}
 	run.PerToken = metrics.ComputePerTokenITL(recs)
+	if n := ignoredContinuousUsage(cfg, run.PerToken, recs); n != "" {
+		fmt.Fprintln(p.Env.Stderr, n)
+	}
 	if spec.Chat {
 		rs := metrics.ComputeReasoning(recs)
 		run.Reasoning = &rs
