@@ -114,6 +114,11 @@ func (r *runner) provenance(ctx context.Context, flushed int, first *serverctl.S
 	for _, path := range []string{"/v1/models", "/get_model_info", "/version", "/server_info"} {
 		if body, ok := r.Server.GetJSON(ctx, path); ok {
 			srv.Set(path, body)
+		} else if path == "/server_info" {
+			// Older SGLang serves only /get_server_info.
+			if body, ok := r.Server.GetJSON(ctx, "/get_server_info"); ok {
+				srv.Set("/get_server_info", body)
+			}
 		}
 	}
 	if info := first.InfoLabels(); info.Len() > 0 {

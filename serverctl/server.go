@@ -207,11 +207,22 @@ func (c *Server) Flush(ctx context.Context, style Flush, timeout float64) error 
 // Info returns the body of GET /server_info when it answers 200 with
 // JSON, else nil.
 func (c *Server) Info(ctx context.Context) []byte {
-	status, body, err := c.get(ctx, "/server_info", 30*time.Second)
+	status, body, err := c.serverInfo(ctx, 30*time.Second)
 	if err != nil || status != http.StatusOK || !json.Valid(body) {
 		return nil
 	}
 	return body
+}
+
+// serverInfo is GET /server_info, or /get_server_info when that answers
+// 404: SGLang before 0.4.4 served only the older name (the older guide
+// names it).
+func (c *Server) serverInfo(ctx context.Context, timeout time.Duration) (int, []byte, error) {
+	status, body, err := c.get(ctx, "/server_info", timeout)
+	if err == nil && status == http.StatusNotFound {
+		return c.get(ctx, "/get_server_info", timeout)
+	}
+	return status, body, err
 }
 
 // AcceptLength reads internal_states[0].avg_spec_accept_length from a

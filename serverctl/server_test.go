@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -110,5 +111,51 @@ func TestWaitReadyBaseURLWithV1(t *testing.T) {
 	ctl.Base = srv.URL
 	if err := ctl.WaitReady(context.Background(), io.Discard, ctl.Base+"/v1/models", 1); err == nil || strings.Contains(err.Error(), "drop /v1") || hits.Load() < 1 {
 		t.Errorf("without /v1: err = %v after %d requests", err, hits.Load())
+	}
+}
+
+// An older SGLang answers only /get_server_info: Info (the accept length
+// after a run) and InfoStrict (one-batch) read it there; a server that
+// answers /server_info is not asked the older name.
+func TestServerInfoOlderName(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	ask := func(p string) {
+		mu.Lock()
+		asked = append(asked, p)
+		mu.Unlock()
+	}
+	seen := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), asked...)
+	}
+	old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ask(r.URL.Path)
+		if r.URL.Path != "/get_server_info" {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, `{"internal_states": [{"avg_spec_accept_length": 2.5}]}`)
+	}))
+	t.Cleanup(old.Close)
+	ctl := &Server{Base: old.URL, HTTP: backend.NewHTTPClient(backend.ClientOptions{})}
+	if a := AcceptLength(ctl.Info(context.Background())); a == nil || *a != 2.5 {
+		t.Errorf("accept length %v; asked %v", a, seen())
+	}
+	if body, err := ctl.InfoStrict(context.Background()); err != nil || !strings.Contains(string(body), "2.5") {
+		t.Errorf("InfoStrict: %s, %v", body, err)
+	}
+	mu.Lock()
+	asked = nil
+	mu.Unlock()
+	cur := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ask(r.URL.Path)
+		io.WriteString(w, `{"internal_states": [{"avg_spec_accept_length": 3}]}`)
+	}))
+	t.Cleanup(cur.Close)
+	ctl.Base = cur.URL
+	if a := AcceptLength(ctl.Info(context.Background())); a == nil || *a != 3 || len(seen()) != 1 || seen()[0] != "/server_info" {
+		t.Errorf("accept length %v; asked %v", a, seen())
 	}
 }
