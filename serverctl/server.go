@@ -215,7 +215,7 @@ func (c *Server) Info(ctx context.Context) []byte {
 }
 
 // serverInfo is GET /server_info, or /get_server_info when that answers
-// 404: SGLang before 0.4.4 served only the older name (the older guide
+// 404: older SGLang served only the older name (the older guide
 // names it).
 func (c *Server) serverInfo(ctx context.Context, timeout time.Duration) (int, []byte, error) {
 	status, body, err := c.get(ctx, "/server_info", timeout)
