@@ -3,14 +3,11 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
+	"hash/fnv"
 
 	"benchserve/internal/vision"
 )
 
-// imagePad is the token id the simulator gives an image's vision tokens
-// (they count in prompt_tokens; their ids matter only to the prefix
-// cache).
-const imagePad = 0
 
 // imageTokens is how many prompt tokens an image becomes, counted as the
 // client estimates them when the model's processor is unknown
@@ -25,10 +22,20 @@ func imageTokens(uri string) int {
 	return vision.Estimate(w, h)
 }
 
-// appendImage appends the vision tokens of an image to ids.
+// appendImage appends the vision tokens of an image to ids. They count in
+// prompt_tokens; their ids matter only to the prefix cache, which, as a
+// real server's, should match an image only with itself: all are one id
+// from a hash of the image.
 func appendImage(ids []int, uri string) []int {
-	for range imageTokens(uri) {
-		ids = append(ids, imagePad)
+	n := imageTokens(uri)
+	if n == 0 {
+		return ids
+	}
+	h := fnv.New32a()
+	h.Write([]byte(uri))
+	id := int(h.Sum32() & (1<<30 - 1))
+	for range n {
+		ids = append(ids, id)
 	}
 	return ids
 }
