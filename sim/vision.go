@@ -8,7 +8,6 @@ import (
 	"benchserve/internal/vision"
 )
 
-
 // imageTokens is how many prompt tokens an image becomes, counted as the
 // client estimates them when the model's processor is unknown
 // (vision.Estimate), so that a rehearsal of an image run has the totals
