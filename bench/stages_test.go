@@ -231,8 +231,11 @@ func TestConversationFailedRound(t *testing.T) {
 	}
 	r.Rows = []dataset.Row{{Turns: turns, OutputLen: 2}, {Turns: turns, OutputLen: 2}}
 	recs, _, _ := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, time.Now())
-	if n != 4 || len(recs) != 8 {
-		t.Fatalf("%d requests sent, %d records", n, len(recs))
+	mu.Lock()
+	sent := n
+	mu.Unlock()
+	if sent != 4 || len(recs) != 8 {
+		t.Fatalf("%d requests sent, %d records", sent, len(recs))
 	}
 	for _, k := range []int{2, 3, 6, 7} {
 		if recs[k].Sent || recs[k].Error != "not sent: round 2 of its conversation failed" {
