@@ -84,7 +84,7 @@ func (c *Server) WaitReady(ctx context.Context, out io.Writer, u string, timeout
 			fmt.Fprintf(out, "Server at %s is not ready. Exiting.\n", Redact(u))
 			return fmt.Errorf("the server at %s %s", Redact(u), hopeless)
 		}
-		if err == nil && status == http.StatusNotFound && strings.HasSuffix(c.Base, "/v1") {
+		if err == nil && c.v1Hint(status) != "" {
 			// A base URL copied from an OpenAI client's settings: every
 			// path gets a second /v1, and no wait fixes that.
 			fmt.Fprintf(out, "Server at %s is not ready. Exiting.\n", Redact(u))
@@ -106,6 +106,15 @@ func (c *Server) WaitReady(ctx context.Context, out io.Writer, u string, timeout
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// v1Hint says what a 404 means when the base URL ends in /v1 (every path
+// gets a second one), "" otherwise.
+func (c *Server) v1Hint(status int) string {
+	if status != http.StatusNotFound || !strings.HasSuffix(c.Base, "/v1") {
+		return ""
+	}
+	return "--base-url ends in /v1: the paths are appended to it; drop /v1"
 }
 
 // readyHopeless says why a readiness answer will not change by waiting,
@@ -135,6 +144,9 @@ func (c *Server) FirstModel(ctx context.Context) (string, error) {
 		return "", errors.New(shortErr(err))
 	}
 	if status != http.StatusOK {
+		if hint := c.v1Hint(status); hint != "" {
+			return "", fmt.Errorf("HTTP %d: %s; %s", status, oneLine(body, 200), hint)
+		}
 		return "", fmt.Errorf("HTTP %d: %s", status, oneLine(body, 200))
 	}
 	var v struct {

@@ -107,6 +107,10 @@ func TestWaitReadyBaseURLWithV1(t *testing.T) {
 	if err == nil || err.Error() != want || hits.Load() != 1 {
 		t.Errorf("err = %v after %d requests, want %q after 1", err, hits.Load(), want)
 	}
+	// Without the readiness wait, the model lookup says the same.
+	if _, err := ctl.FirstModel(context.Background()); err == nil || !strings.HasSuffix(err.Error(), "; --base-url ends in /v1: the paths are appended to it; drop /v1") {
+		t.Errorf("FirstModel: %v", err)
+	}
 	hits.Store(0)
 	ctl.Base = srv.URL
 	if err := ctl.WaitReady(context.Background(), io.Discard, ctl.Base+"/v1/models", 1); err == nil || strings.Contains(err.Error(), "drop /v1") || hits.Load() < 1 {
