@@ -87,6 +87,10 @@ data: {"type":"message_stop"}
 	whole := `{"type":"message","content":[{"type":"text","text":"Hi"}],"stop_reason":"end_turn","usage":{"input_tokens":12,"cache_creation_input_tokens":0,"cache_read_input_tokens":3000,"output_tokens":2}}`
 	rec = parse(client(t, "anthropic-messages", Options{}), []byte(whole), 3, 8, 1)
 	check(t, "messages cache whole", rec, want{true, "Hi", 2, 3012, 0, ""})
+	// llama.cpp's shape: input_tokens is the prompt less its cached part.
+	llama := `{"id":"chatcmpl-x","type":"message","role":"assistant","content":[{"type":"text","text":"Hi"}],"model":"tiny","stop_reason":"end_turn","stop_sequence":null,"usage":{"cache_read_input_tokens":3000,"input_tokens":566,"output_tokens":2}}`
+	rec = parse(client(t, "anthropic-messages", Options{}), []byte(llama), 3, 8, 1)
+	check(t, "messages llama.cpp whole", rec, want{true, "Hi", 2, 3566, 0, ""})
 }
 
 // Errors a server sends mid-stream on the Responses and Messages APIs are
