@@ -262,9 +262,20 @@ func (c *Client) streamEnd(p *parser) error {
 	case p.lines == 0:
 		return kindErrorf(record.KindEmpty, "the server answered 200 with no data lines")
 	case p.sse && !p.done && c.kind != KindTRT && c.kind != KindTruss:
-		return kindErrorf(record.KindIncomplete, "the stream ended without data: [DONE], after %d data lines (the server stopped mid-generation)", p.lines)
+		return kindErrorf(record.KindIncomplete, "the stream ended without %s, after %d data lines (the server stopped mid-generation)", streamEndName(c.kind), p.lines)
 	}
 	return nil
+}
+
+// streamEndName is what ends a complete stream of kind.
+func streamEndName(kind Kind) string {
+	switch kind {
+	case KindResponses:
+		return "its terminal event (response.completed or response.incomplete)"
+	case KindMessages:
+		return "message_stop"
+	}
+	return "data: [DONE]"
 }
 
 // readWhole reads a non-streamed response and parses it as one document,
@@ -445,6 +456,11 @@ func (p *parser) finish() {
 	r.Success = true
 	r.Error, r.ErrorKind = "", ""
 	r.Latency = p.latency
+	if !p.started && p.kind != KindEmbeddings {
+		// The server counted tokens but sent no text (the one token was a
+		// stop string): the first token came at the end, as in a whole reply.
+		r.TTFT = p.latency
+	}
 	r.Gaps = p.itl.Clone()
 	r.ChunkTokens = p.chunkTokens()
 	p.keepText()

@@ -32,6 +32,7 @@ type parser struct {
 	lines     int  // data lines handled
 	sse       bool // some line had the "data:" prefix
 	done      bool // saw [DONE]
+	errEvent  bool // the last line was "event: error" (Responses, Messages)
 	whole     bool // the reply was one JSON document, not a stream
 
 	requested     int // the requested output length
@@ -101,10 +102,20 @@ func (p *parser) line(line []byte, at time.Time) error {
 	}
 	if p.kind == KindResponses || p.kind == KindMessages {
 		// Their events name themselves in "event:" lines, which the
-		// data's "type" repeats.
-		if bytes.HasPrefix(b, []byte("event:")) || bytes.HasPrefix(b, []byte("id:")) || bytes.HasPrefix(b, []byte("retry:")) {
+		// data's "type" repeats, except an error's (see eventError).
+		if ev, ok := bytes.CutPrefix(b, []byte("event:")); ok {
+			p.errEvent = string(bytes.TrimSpace(ev)) == "error"
 			return nil
 		}
+		if bytes.HasPrefix(b, []byte("id:")) || bytes.HasPrefix(b, []byte("retry:")) {
+			return nil
+		}
+	}
+	if e, ok := bytes.CutPrefix(b, []byte("error:")); ok {
+		// llama.cpp builds of 2025 sent a mid-stream error in a
+		// non-standard "error:" field, not in a data line.
+		p.lines++
+		return serverError(errorLine(bytes.TrimSpace(e)))
 	}
 	if bytes.HasPrefix(b, []byte("data:")) {
 		b = bytes.TrimLeft(b[5:], " \t")
@@ -224,6 +235,14 @@ func (f *fields) serverError(v jsonscan.Value) error {
 		return serverError(errorMessage(v))
 	}
 	return nil
+}
+
+// errorLine is the message of an error line's JSON, or the line itself.
+func errorLine(b []byte) string {
+	if v, err := jsonscan.Parse(b); err == nil {
+		return errorMessage(v)
+	}
+	return string(oneLine(b))
 }
 
 // errorMessage is the error's non-empty message member, else the error
@@ -402,34 +421,26 @@ func (p *parser) outputCount() (int, record.OutputSource) {
 }
 
 // empty reports a 200 reply that generated nothing, which counts as a
-// failure (the reference counts it as a success): a stream without a chunk
-// with content, or a whole reply with no text and no completion tokens.
-// Embeddings generate nothing by design.
+// failure (the reference counts it as a success): no chunk with content,
+// no text and no completion tokens reported, streamed or not. A reply
+// whose one token was a stop string has no text but 1 token: it
+// succeeded. Embeddings generate nothing by design.
 func (p *parser) empty() bool {
 	p.plainText()
-	switch {
-	case p.kind == KindEmbeddings:
+	if p.kind == KindEmbeddings {
 		return false
-	case p.whole:
+	}
+	if p.whole {
 		return len(p.text) == 0 && p.reported <= 0
 	}
-	return !p.started
-}
-
-// reportedTokens notes the completion_tokens member of v, if any.
-func (p *parser) reportedTokens(v jsonscan.Value) {
-	if ct, ok := v.Get("completion_tokens"); ok {
-		if n, ok := ct.Int(); ok {
-			p.reported, p.served = int(n), true
-		}
-	}
+	return !p.started && p.reported <= 0
 }
 
 func (p *parser) emptyError() string {
 	if p.whole {
 		return "the server answered 200 with no output: empty text and no completion tokens"
 	}
-	return fmt.Sprintf("the server answered 200 with no output: no chunk with content in %d data lines", p.lines)
+	return fmt.Sprintf("the server answered 200 with no output: no chunk with content and no completion tokens in %d data lines", p.lines)
 }
 
 // sglextCache keeps the last non-empty sglext.cached_tokens_details, decoded
@@ -479,8 +490,10 @@ func (p *parser) completions(f *fields, at time.Time) error {
 	p.finishReason(first)
 	p.hot = text
 	if len(text.Raw) <= 2 {
-		if p.whole && p.kind == KindCompletions {
-			p.reportedTokens(f.usage)
+		// llama.cpp sends its usage with the last choice, whose text is
+		// empty, and no usage-only chunk after it.
+		if p.kind == KindCompletions {
+			p.usageOutputLen(f)
 		}
 		return nil
 	}

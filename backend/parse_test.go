@@ -182,7 +182,7 @@ func TestWireFixtures(t *testing.T) {
 		{"ollama/completions-nostream", "vllm", whole, want{true, " apartTrial général п listaElect Opr ligne", 8, 3, 0, ""}},
 		{"ollama/embeddings", "sglang-embedding", whole, want{true, "", 0, pl, 0, ""}},
 		// Only an empty text chunk: no output, a failure (the reference counts it a success).
-		{"ollama/error-missing-prompt-stream", "vllm", stream, want{false, "", 0, pl, 0, "the server answered 200 with no output: no chunk with content in 2 data lines"}},
+		{"ollama/error-missing-prompt-stream", "vllm", stream, want{false, "", 0, pl, 0, "the server answered 200 with no output: no chunk with content and no completion tokens in 2 data lines"}},
 		// The runner died: the stream ends cleanly but without [DONE].
 		{"ollama/error-midstream-runner-killed-completions-stream", "vllm", stream, want{false, "", 0, pl, -1, "without data: [DONE]"}},
 		{"ollama/error-midstream-runner-killed-chat-stream", "vllm-chat", stream, want{false, "", 0, pl, -1, "without data: [DONE]"}},

@@ -25,22 +25,53 @@ func (c *Client) responsesBody(in *Input) *pyjson.Object {
 	o.Set("model", pyjson.String(in.Model))
 	switch {
 	case len(in.Images) > 0 && in.Messages == nil:
-		o.Set("input", imageMessage(in, func(b []byte, img string) []byte {
+		o.Set("input", messageItems(imageMessage(in, func(b []byte, img string) []byte {
 			b = append(b, `{"type": "input_image", "image_url": `...)
 			b = pyjson.AppendString(b, img)
 			return append(b, '}')
-		}, "input_text"))
+		}, "input_text")))
 	case in.Messages != nil:
-		o.Set("input", messages(in))
+		o.Set("input", messageItems(messages(in)))
 	default:
 		o.Set("input", pyjson.String(in.Text))
 	}
 	o.Set("max_output_tokens", pyjson.Int(in.OutputLen))
 	o.Set("stream", boolJSON(c.opt.Stream))
+	// As vLLM's benchmark does: a server that stores responses would
+	// otherwise keep every benchmark reply.
+	o.Set("store", jsonFalse)
 	c.setDefaults(o, in)
 	o.Update(in.Extra)
 	setLoRA(o, in)
 	return o
+}
+
+// messageItems gives each message of a JSON array of messages the item
+// type "message" it lacks: OpenAI accepts a bare {"role", "content"},
+// llama.cpp answers 400 without the type. Anything else stays as it is.
+func messageItems(msgs []byte) []byte {
+	v, err := jsonscan.Parse(msgs)
+	if err != nil || v.Kind != jsonscan.Array {
+		return msgs
+	}
+	b := make([]byte, 0, len(msgs)+32)
+	b = append(b, '[')
+	it := v.Elements()
+	for item, ok := it.Next(); ok; item, ok = it.Next() {
+		if len(b) > 1 {
+			b = append(b, ", "...)
+		}
+		if _, typed := item.Get("type"); item.Kind != jsonscan.Object || typed {
+			b = append(b, item.Raw...)
+			continue
+		}
+		b = append(b, `{"type": "message"`...)
+		if rest := bytes.TrimSpace(item.Raw[1:]); len(rest) > 0 && rest[0] != '}' {
+			b = append(b, ", "...)
+		}
+		b = append(b, bytes.TrimSpace(item.Raw[1:])...)
+	}
+	return append(b, ']')
 }
 
 // AnthropicVersion is the anthropic-version header the Messages API
@@ -130,10 +161,32 @@ func (p *parser) event(b []byte, at time.Time) error {
 	if v.Kind != jsonscan.Object {
 		return fmt.Errorf("expected a JSON object, got %s", v.Kind)
 	}
+	if err := p.eventError(&f, v); err != nil {
+		return err
+	}
 	if p.kind == KindResponses {
 		return p.responsesEvent(eventType(f.typ), &f, v, at)
 	}
 	return p.messagesEvent(eventType(f.typ), &f, v, at)
+}
+
+// eventError is the server's error when the document is one: data
+// under an "event: error" line (llama.cpp's Messages stream sends its
+// error object there, typed "server_error" and the like), or an "error"
+// member in a document with no type or type "error" (llama.cpp's
+// Responses stream sends a bare {"error": {...}}; Anthropic's error
+// event nests it).
+func (p *parser) eventError(f *eventFields, v jsonscan.Value) error {
+	named := p.errEvent
+	p.errEvent = false
+	t := eventType(f.typ)
+	switch {
+	case f.err.Truthy() && (named || len(t) == 0 || string(t) == "error"):
+		return serverError(errorMessage(f.err))
+	case named || string(t) == "error":
+		return serverError(errorMessage(v))
+	}
+	return nil
 }
 
 // eventType is an event's "type" without its quotes, a slice of the
@@ -170,8 +223,6 @@ func (p *parser) responsesEvent(t []byte, f *eventFields, v jsonscan.Value, at t
 			e = f.response
 		}
 		return serverError(errorMessage(e))
-	case "error":
-		return serverError(errorMessage(v))
 	case "":
 		if p.whole {
 			return p.responsesDoc(v, at)
@@ -244,9 +295,7 @@ func (p *parser) messagesEvent(t []byte, f *eventFields, v jsonscan.Value, at ti
 		}
 	case "message_start":
 		u, _ := f.message.Get("usage")
-		if n, ok := intMember(u, "input_tokens"); ok && n > 0 {
-			p.rec.PromptLen = n
-		}
+		p.anthropicInput(u)
 	case "message_delta":
 		if n, ok := intMember(f.usage, "output_tokens"); ok {
 			p.outputLen, p.reported, p.served = n, n, true
@@ -254,14 +303,30 @@ func (p *parser) messagesEvent(t []byte, f *eventFields, v jsonscan.Value, at ti
 		p.anthropicStop(f.delta)
 	case "message_stop":
 		p.done = true
-	case "error":
-		return serverError(errorMessage(f.err))
 	case "message":
 		if p.whole {
 			return p.messagesDoc(v, at)
 		}
 	}
 	return nil
+}
+
+// anthropicInput takes a Messages usage's prompt length: input_tokens
+// counts only the tokens after the last cache breakpoint, so the cached
+// and cache-written tokens are added back.
+func (p *parser) anthropicInput(u jsonscan.Value) {
+	n, ok := intMember(u, "input_tokens")
+	if !ok {
+		return
+	}
+	for _, name := range []string{"cache_read_input_tokens", "cache_creation_input_tokens"} {
+		if c, ok := intMember(u, name); ok && c > 0 {
+			n += c
+		}
+	}
+	if n > 0 {
+		p.rec.PromptLen = n
+	}
 }
 
 // anthropicStop notes stop_reason: max_tokens is the length limit.
@@ -296,9 +361,7 @@ func (p *parser) messagesDoc(m jsonscan.Value, at time.Time) error {
 		}
 	}
 	u, _ := m.Get("usage")
-	if n, ok := intMember(u, "input_tokens"); ok && n > 0 {
-		p.rec.PromptLen = n
-	}
+	p.anthropicInput(u)
 	if n, ok := intMember(u, "output_tokens"); ok {
 		p.outputLen, p.reported, p.served = n, n, true
 	}

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -144,7 +145,7 @@ func TestMessagesWhole(t *testing.T) {
 // max_tokens and messages.
 func TestResponsesMessagesBodies(t *testing.T) {
 	in := &Input{Text: "Hi", OutputLen: 7, Model: "m"}
-	if got := string(client(t, "openai-responses", Options{Stream: true}).Body(in)); got != `{"model": "m", "input": "Hi", "max_output_tokens": 7, "stream": true, "temperature": 0.0, "ignore_eos": false}` {
+	if got := string(client(t, "openai-responses", Options{Stream: true}).Body(in)); got != `{"model": "m", "input": "Hi", "max_output_tokens": 7, "stream": true, "store": false, "temperature": 0.0, "ignore_eos": false}` {
 		t.Errorf("responses body %s", got)
 	}
 	if got := string(client(t, "anthropic-messages", Options{Stream: true, IgnoreEOS: true}).Body(in)); got != `{"model": "m", "max_tokens": 7, "messages": [{"role": "user", "content": "Hi"}], "stream": true, "temperature": 0.0, "ignore_eos": true}` {
@@ -156,11 +157,25 @@ func TestResponsesMessagesBodies(t *testing.T) {
 // image blocks, from the data URIs the image datasets make.
 func TestResponsesMessagesImages(t *testing.T) {
 	in := &Input{Text: "What is it?", OutputLen: 3, Model: "m", Images: []string{"data:image/png;base64,iVBORw0K"}}
-	if got := string(client(t, "openai-responses", Options{}).Body(in)); !strings.Contains(got, `"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "data:image/png;base64,iVBORw0K"}, {"type": "input_text", "text": "What is it?"}]}]`) {
+	if got := string(client(t, "openai-responses", Options{}).Body(in)); !strings.Contains(got, `"input": [{"type": "message", "role": "user", "content": [{"type": "input_image", "image_url": "data:image/png;base64,iVBORw0K"}, {"type": "input_text", "text": "What is it?"}]}]`) {
 		t.Errorf("responses body %s", got)
 	}
 	if got := string(client(t, "anthropic-messages", Options{}).Body(in)); !strings.Contains(got, `"messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0K"}}, {"type": "text", "text": "What is it?"}]}]`) {
 		t.Errorf("messages body %s", got)
+	}
+}
+
+// Responses input messages (a conversation's history) carry the item type
+// llama.cpp requires; items that have a type keep theirs.
+func TestResponsesHistoryItems(t *testing.T) {
+	in := &Input{OutputLen: 4, Model: "m", Messages: []byte(`[{"role": "user", "content": "one"}, {"role":"assistant","content":"r"}, {"type": "message", "role": "user", "content": "two"}, {}]`)}
+	got := string(client(t, "openai-responses", Options{}).Body(in))
+	want := `"input": [{"type": "message", "role": "user", "content": "one"}, {"type": "message", "role":"assistant","content":"r"}, {"type": "message", "role": "user", "content": "two"}, {"type": "message"}]`
+	if !strings.Contains(got, want) {
+		t.Errorf("responses body %s\nwant %s", got, want)
+	}
+	if !json.Valid([]byte(got)) {
+		t.Errorf("not JSON: %s", got)
 	}
 }
 

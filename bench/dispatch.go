@@ -336,6 +336,7 @@ func (r *runner) converse(stop, ctx context.Context, row *dataset.Row, lora stri
 		var msgs []json.RawMessage
 		if err := json.Unmarshal(turn, &msgs); err != nil {
 			rec.Sent, rec.Error, rec.ErrorKind = true, fmt.Sprintf("round %d: its messages are not a JSON array: %v", k+1, err), record.KindOther
+			skipRest(recs, k)
 			return
 		}
 		history = append(history, msgs...)
@@ -358,11 +359,38 @@ func (r *runner) converse(stop, ctx context.Context, row *dataset.Row, lora stri
 		}
 		rec.InputTextLen, rec.InputVisionLen = rec.InputLen, 0
 		if !rec.Success {
-			return // the conversation cannot go on without the reply
+			skipRest(recs, k) // the conversation cannot go on without the reply
+			return
 		}
 		reply, _ := json.Marshal(map[string]string{"role": "assistant", "content": rec.Text})
 		history = append(history, reply)
 	}
+}
+
+// skipRest marks the rounds after round k, which failed, as not sent
+// for that reason.
+func skipRest(recs []record.Record, k int) {
+	for i := k + 1; i < len(recs); i++ {
+		recs[i].Error = fmt.Sprintf("not sent: round %d of its conversation failed", k+1)
+	}
+}
+
+// skippedRounds takes out the conversation rounds not sent because a
+// round before them failed (skipRest), and counts them: they are neither
+// requests of the run nor its failures.
+func skippedRounds(recs []record.Record) (kept []record.Record, n int) {
+	kept = recs[:0:0]
+	for _, rec := range recs {
+		if !rec.Sent && rec.Error != "" {
+			n++
+			continue
+		}
+		kept = append(kept, rec)
+	}
+	if n == 0 {
+		return recs, 0
+	}
+	return kept, n
 }
 
 // countMessages counts a history's tokens: through the chat template when

@@ -29,6 +29,9 @@ type Execution struct {
 	// NotSentAtEnd counts the planned requests that the end of
 	// --duration left unsent.
 	NotSentAtEnd int
+	// RoundsNotSent counts the conversation rounds not sent because a
+	// round before them failed.
+	RoundsNotSent int
 	// Client is what the client measured of itself.
 	Client metrics.ClientStats
 	// ServerInfo is the body of GET /server_info after the run (nil when
@@ -135,6 +138,7 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	r.shardFooter(e, len(recs))
 	e.Client = check.stop(p.Client.ReadDelays())
 	e.Server, e.ServerNote, e.Provenance = r.serverView(ctx, scr, start), why, prov
+	recs, e.RoundsNotSent = skippedRounds(recs)
 	switch {
 	case e.Stopped:
 		recs, e.NotSent, e.Cancelled = completedOnly(recs)

@@ -213,6 +213,9 @@ func (p *Plan) load(ctx context.Context, model string, detected bool, py *pyrand
 		return tokenizerError(tokFrom, err)
 	}
 	p.Tok = tok
+	if spec, _ := backend.Lookup(cfg.Backend); !spec.Embedding {
+		fmt.Fprint(env.Stdout, tokenizer.NoChatTemplateWarning(tok))
+	}
 	rows, err := dataset.Load(ctx, datasetParams(cfg, model), dataset.Env{
 		Tok: tok, Py: py, NP: np, Out: env.Stdout, CacheDir: UserCache(env.Getenv),
 		Progress: env.Stderr, // long builds say how far they are; stdout keeps the reference's lines

@@ -12,6 +12,7 @@ import (
 	"benchserve/internal/py/pyjson"
 	"benchserve/internal/version"
 	"benchserve/metrics"
+	"benchserve/record"
 	"benchserve/serverctl"
 )
 
@@ -30,7 +31,7 @@ func (r *runner) startServerMetrics(ctx context.Context) (*serverctl.Scraper, st
 	every := time.Duration(cfg.ServerMetricsInterval * float64(time.Second))
 	sc, why := r.Server.StartScraper(ctx, u, every, r.Env.Stderr)
 	if sc == nil {
-		return nil, "not exposed: " + why
+		return nil, why
 	}
 	return sc, ""
 }
@@ -87,6 +88,22 @@ func sortedKeys(m map[string]metrics.Sample) []string {
 	return keys
 }
 
+// ignoredContinuousUsage is the note for --continuous-usage-stats
+// against a server that ignores it: replies of several chunks came, but
+// none with the usage in every chunk, so there is no per-token ITL. ""
+// otherwise.
+func ignoredContinuousUsage(cfg *Config, perToken *metrics.PerTokenITL, recs []record.Record) string {
+	if !cfg.ContinuousUsageStats || perToken != nil {
+		return ""
+	}
+	for i := range recs {
+		if recs[i].Success && recs[i].Gaps.Len() > 0 {
+			return "benchserve: note: --continuous-usage-stats: the server sent no usage in the chunks before the last (it ignores stream_options.continuous_usage_stats), so there is no per-token ITL"
+		}
+	}
+	return ""
+}
+
 // provenance is what defines the server and the client of a run: the
 // server's /v1/models, /get_model_info, /version and /server_info as they
 // answered before the run, its engine's *_info gauges, the cache flushes
@@ -97,6 +114,11 @@ func (r *runner) provenance(ctx context.Context, flushed int, first *serverctl.S
 	for _, path := range []string{"/v1/models", "/get_model_info", "/version", "/server_info"} {
 		if body, ok := r.Server.GetJSON(ctx, path); ok {
 			srv.Set(path, body)
+		} else if path == "/server_info" {
+			// Older SGLang serves only /get_server_info.
+			if body, ok := r.Server.GetJSON(ctx, "/get_server_info"); ok {
+				srv.Set("/get_server_info", body)
+			}
 		}
 	}
 	if info := first.InfoLabels(); info.Len() > 0 {

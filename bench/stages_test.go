@@ -191,3 +191,65 @@ func TestConversation(t *testing.T) {
 		t.Errorf("%d rounds sent after an interrupt in the first; sent %v %v %v", len(srv.sent()), recs[0].Sent, recs[1].Sent, recs[2].Sent)
 	}
 }
+
+// A conversation whose second round fails sends no more rounds: they are
+// counted as not sent, with the reason, and not as failures (two
+// conversations of four rounds, each failing in round 2: 2 failed, 4 not
+// sent).
+func TestConversationFailedRound(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages []map[string]string `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		n++
+		mu.Unlock()
+		if len(body.Messages) > 1 {
+			http.Error(w, `{"error": {"message": "slot unavailable"}}`, http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"choices\": [{\"delta\": {\"content\": \"r\"}, \"finish_reason\": \"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer ts.Close()
+	r := testRunner(t, ts.URL, 2, 2)
+	client, err := backend.New("vllm-chat", ts.URL, backend.Options{Stream: true}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.CloseIdleConnections()
+	r.Client = client
+	if r.Tok, err = tokenizer.Resolve(context.Background(), "o200k_base", tokenizer.ResolveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var turns [][]byte
+	for _, s := range []string{"one", "two", "three", "four"} {
+		turns = append(turns, []byte(`[{"role": "user", "content": "`+s+`"}]`))
+	}
+	r.Rows = []dataset.Row{{Turns: turns, OutputLen: 2}, {Turns: turns, OutputLen: 2}}
+	recs, _, _ := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, time.Now())
+	mu.Lock()
+	sent := n
+	mu.Unlock()
+	if sent != 4 || len(recs) != 8 {
+		t.Fatalf("%d requests sent, %d records", sent, len(recs))
+	}
+	for _, k := range []int{2, 3, 6, 7} {
+		if recs[k].Sent || recs[k].Error != "not sent: round 2 of its conversation failed" {
+			t.Errorf("round %d: sent %v, error %q", k%4+1, recs[k].Sent, recs[k].Error)
+		}
+	}
+	kept, skipped := skippedRounds(recs)
+	failed := 0
+	for _, rec := range kept {
+		if !rec.Success {
+			failed++
+		}
+	}
+	if len(kept) != 4 || skipped != 4 || failed != 2 {
+		t.Errorf("kept %d, skipped %d, failed %d; want 4, 4, 2", len(kept), skipped, failed)
+	}
+}

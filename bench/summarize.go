@@ -39,6 +39,9 @@ func Summarize(p *Plan, e *Execution) *report.Result {
 		run.Goodput = &gp
 	}
 	run.PerToken = metrics.ComputePerTokenITL(recs)
+	if n := ignoredContinuousUsage(cfg, run.PerToken, recs); n != "" {
+		fmt.Fprintln(p.Env.Stderr, n)
+	}
 	if spec.Chat {
 		rs := metrics.ComputeReasoning(recs)
 		run.Reasoning = &rs
@@ -47,7 +50,7 @@ func Summarize(p *Plan, e *Execution) *report.Result {
 		}
 	}
 	ld := p.traffic.report(cfg)
-	ld.NotSent = e.NotSentAtEnd
+	ld.NotSent, ld.RoundsNotSent = e.NotSentAtEnd, e.RoundsNotSent
 	if r := p.traffic.ramp; r != nil {
 		run.RateLabel = fmt.Sprintf("%s %s-%s", r.Strategy, fmtFloat(r.Start), fmtFloat(r.End))
 	}

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"errors"
 
+	"benchserve/hub"
 	"benchserve/serverctl"
 )
 
@@ -41,6 +43,9 @@ func tokenizerError(from int, err error) error {
 		return failure("tokenizer of the model the server lists at /v1/models (--model was not given): %v%s", err, pass)
 	case fromModel:
 		return failure("--model: %v%s", err, pass)
+	}
+	if errors.Is(err, hub.ErrUnreachable) || errors.Is(err, hub.ErrNotCached) {
+		return failure("--tokenizer: %v; pass --tokenizer a local directory or tokenizer.json, or a built-in encoding such as o200k_base", err)
 	}
 	return failure("--tokenizer: %v", err)
 }

@@ -274,7 +274,7 @@ func shareGPTPath(ctx context.Context, p Params, env Env) (path, label string, e
 	}
 	path, err = env.Fetch(ctx, "dataset", ShareGPTRepo, ShareGPTFile)
 	if err != nil {
-		return "", "", fmt.Errorf("downloading %s from %s (or pass --dataset-path): %v", ShareGPTFile, ShareGPTRepo, err)
+		return "", "", fmt.Errorf("downloading %s from %s failed: %v; pass --dataset-path with a local copy", ShareGPTFile, ShareGPTRepo, err)
 	}
 	return path, "downloaded ShareGPT file " + path, nil
 }

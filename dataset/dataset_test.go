@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"benchserve/hub"
 	"benchserve/internal/py/pyrand"
 	"benchserve/tokenizer"
 )
@@ -221,7 +222,7 @@ func TestLoadErrors(t *testing.T) {
 		{"no download", Params{Name: "sharegpt", NumPrompts: 1}, nil, "--dataset-path is empty and downloading is not available"},
 		{"download fails", Params{Name: "random", NumPrompts: 1}, func(e *Env) {
 			e.Fetch = func(context.Context, string, string, string) (string, error) { return "", errors.New("offline") }
-		}, "downloading ShareGPT_V3_unfiltered_cleaned_split.json from anon8231489123/ShareGPT_Vicuna_unfiltered (or pass --dataset-path): offline"},
+		}, "downloading ShareGPT_V3_unfiltered_cleaned_split.json from anon8231489123/ShareGPT_Vicuna_unfiltered failed: offline; pass --dataset-path with a local copy"},
 		{"negative prompts", Params{Name: "random-ids", NumPrompts: -1}, nil, "--num-prompts"},
 		{"bad ratio", Params{Name: "random-ids", NumPrompts: 1, RandomInputLen: 10, RandomRangeRatio: 2}, nil,
 			"--random-range-ratio 2: the shortest length 20 exceeds --random-input-len 10"},
@@ -350,5 +351,20 @@ func TestCancel(t *testing.T) {
 	_, err := Load(ctx, Params{Name: "sharegpt", Path: path, NumPrompts: 10}, testEnv(1, new(bytes.Buffer)))
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// A failed ShareGPT download gives the offline advice once, after the
+// hub's reason (which gives none).
+func TestShareGPTDownloadAdviceOnce(t *testing.T) {
+	hc := &hub.Client{Endpoint: "http://127.0.0.1:1", CacheDir: t.TempDir()}
+	env := testEnv(1, new(bytes.Buffer))
+	env.Fetch = func(ctx context.Context, repoType, repoID, file string) (string, error) {
+		return hc.Download(ctx, repoType, repoID, file, "main")
+	}
+	_, err := Load(context.Background(), Params{Name: "sharegpt", NumPrompts: 1}, env)
+	if err == nil || strings.Count(err.Error(), "--dataset-path") != 1 || strings.Contains(err.Error(), "instead") ||
+		!strings.HasSuffix(err.Error(), "; pass --dataset-path with a local copy") {
+		t.Errorf("error: %v", err)
 	}
 }

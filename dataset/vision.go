@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"benchserve/internal/vision"
 )
 
 // visionTokens says how many prompt tokens an image of a given size
@@ -30,37 +32,16 @@ type visionTokens struct {
 	imageToken string
 }
 
-// Qwen2-VL's processor defaults (transformers' Qwen2VLImageProcessor).
+// Qwen2-VL's processor defaults, and the estimate's bound (see vision).
 const (
-	qwenPatch     = 14
-	qwenMerge     = 2
-	qwenMinPixels = 56 * 56
-	qwenMaxPixels = 28 * 28 * 1280
-	// The estimate uses the values Qwen2-VL and Qwen2.5-VL publish in their
-	// preprocessor_config.json.
-	estimateMaxPixels = 12845056
+	qwenPatch         = vision.QwenPatch
+	qwenMerge         = vision.QwenMerge
+	qwenMinPixels     = vision.QwenMinPixels
+	qwenMaxPixels     = vision.QwenMaxPixels
+	estimateMaxPixels = vision.EstimateMaxPixels
 )
 
-// smartResize is transformers' Qwen2-VL smart_resize: the size an image is
-// resized to, each side a multiple of factor, the area within
-// [minPixels, maxPixels], the aspect ratio kept as far as possible. Python
-// rounds half to even.
-func smartResize(h, w, factor, minPixels, maxPixels int) (int, int) {
-	fh, fw, ff := float64(h), float64(w), float64(factor)
-	hBar := int(math.RoundToEven(fh/ff)) * factor
-	wBar := int(math.RoundToEven(fw/ff)) * factor
-	switch {
-	case hBar*wBar > maxPixels:
-		beta := math.Sqrt(fh * fw / float64(maxPixels))
-		hBar = max(factor, int(math.Floor(fh/beta/ff))*factor)
-		wBar = max(factor, int(math.Floor(fw/beta/ff))*factor)
-	case hBar*wBar < minPixels:
-		beta := math.Sqrt(float64(minPixels) / (fh * fw))
-		hBar = int(math.Ceil(fh*beta/ff)) * factor
-		wBar = int(math.Ceil(fw*beta/ff)) * factor
-	}
-	return hBar, wBar
-}
+var smartResize = vision.SmartResize
 
 // qwenVision counts as Qwen2-VL's processor: the resized image in patches,
 // merged merge × merge into one token.
@@ -68,8 +49,7 @@ func qwenVision(desc string, exact bool, patch, merge, minPixels, maxPixels int)
 	return &visionTokens{
 		desc: desc, exact: exact, imageToken: "<|image_pad|>",
 		perImage: func(w, h int) int {
-			rh, rw := smartResize(h, w, patch*merge, minPixels, maxPixels)
-			return (rh / patch) * (rw / patch) / (merge * merge)
+			return vision.QwenTokens(w, h, patch, merge, minPixels, maxPixels)
 		},
 	}
 }

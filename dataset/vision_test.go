@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"benchserve/internal/vision"
 	"benchserve/tokenizer"
 )
 
@@ -255,5 +256,16 @@ func TestMMRowTextOnlyTemplate(t *testing.T) {
 	b.row("w3", imgs[:1], 3)
 	if got := strings.Count(out.String(), "has no image support"); got != 1 {
 		t.Errorf("said %d times: %q", got, out.String())
+	}
+}
+
+// The client's estimate is vision.Estimate, the count the simulator gives
+// image parts: a --sim rehearsal of an image run has matching totals.
+func TestEstimateIsTheSimulators(t *testing.T) {
+	est := estimateVision("test")
+	for _, s := range [][2]int{{640, 480}, {1, 1}, {4000, 3000}, {512, 512}, {7000, 100}} {
+		if got, want := est.perImage(s[0], s[1]), vision.Estimate(s[0], s[1]); got != want {
+			t.Errorf("%dx%d: estimate %d, vision.Estimate %d", s[0], s[1], got, want)
+		}
 	}
 }

@@ -14,7 +14,7 @@ var (
 	// ErrNotFound: the Hub answered 404 (no such repo, revision or file).
 	ErrNotFound = errors.New("not found")
 	// ErrUnreachable: the request failed before an HTTP answer, or the body
-	// broke off; the caller may suggest passing a local file instead.
+	// broke off; the caller says what local file to pass instead.
 	ErrUnreachable = errors.New("unreachable")
 	// ErrNotCached: offline, and the file is not in the cache.
 	ErrNotCached = errors.New("not cached")
@@ -90,9 +90,10 @@ func (f fileRef) statusError(method, url string, statusCode int, header http.Hea
 	return e
 }
 
-// unreachable reports a request that got no answer.
+// unreachable reports a request that got no answer. What to pass instead
+// is the caller's to say, once, naming its flag.
 func (f fileRef) unreachable(target string, err error) *Error {
-	e := f.fail(ErrUnreachable, "cannot reach %s: %v; a local copy of the file can be passed instead", target, stripURL(err))
+	e := f.fail(ErrUnreachable, "cannot reach %s: %v", target, stripURL(err))
 	e.cause, e.URL = err, target
 	return e
 }

@@ -390,7 +390,7 @@ func (c *Client) fetch(ctx context.Context, f fileRef, url string, auth bool, ds
 		e.URL, e.Status = url, fe.StatusCode
 		return e
 	case FetchBody:
-		e := f.fail(ErrUnreachable, "%s; a local copy of the file can be passed instead", fe.Error())
+		e := f.fail(ErrUnreachable, "%s", fe.Error())
 		e.URL, e.cause = url, fe.Err
 		return e
 	case FetchSize:

@@ -3,6 +3,7 @@ package metrics
 import (
 	"math"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -192,16 +193,19 @@ func (v *ServerView) Get(k string) (ServerSeries, bool) {
 
 // First is the first series (by key) of any of names: the bare name, or
 // the first labelled series of it; several series of one name (a
-// counter per model) are summed for counters.
+// counter per model) are summed for counters. A name may select by one
+// label, name{label="value"} (Triton's nv_trt_llm_request_metrics
+// {request_type="active"}): then only the series with that label value.
 func (v *ServerView) First(names ...string) (ServerSeries, bool) {
 	for _, n := range names {
 		if s, ok := v.Get(n); ok {
 			return s, true
 		}
+		base, label, value := selector(n)
 		var sum ServerSeries
 		found := false
 		for _, s := range v.Series {
-			if s.Name != n {
+			if s.Name != base || label != "" && s.Labels[label] != value {
 				continue
 			}
 			if !found {
@@ -218,4 +222,42 @@ func (v *ServerView) First(names ...string) (ServerSeries, bool) {
 		}
 	}
 	return ServerSeries{}, false
+}
+
+// selector splits name{label="value"} into its parts; a bare name has no
+// label.
+func selector(n string) (name, label, value string) {
+	name, sel, ok := strings.Cut(n, "{")
+	if !ok {
+		return n, "", ""
+	}
+	label, value, _ = strings.Cut(strings.TrimSuffix(sel, "}"), "=")
+	return name, label, strings.Trim(value, `"`)
+}
+
+// Total is what a series counted over the run: a counter's delta, a
+// histogram's or summary's sum (TGI counts tokens in histograms), a
+// gauge's last value.
+func (s ServerSeries) Total() float64 {
+	switch s.Kind {
+	case Counter:
+		return s.Delta
+	case Gauge:
+		return s.Last
+	}
+	return s.Sum
+}
+
+// Known reports whether any series has one of names (selectors count by
+// their bare name).
+func (v *ServerView) Known(names []string) bool {
+	for _, n := range names {
+		base, _, _ := selector(n)
+		for _, s := range v.Series {
+			if s.Name == base {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -154,6 +154,7 @@ func commonErrors(recs []record.Record, n int) []Row {
 		text, kind string
 		count      int
 		first      int
+		varied     bool // texts that differ in their numbers were grouped
 	}
 	by := map[string]*entry{}
 	for i := range recs {
@@ -161,11 +162,16 @@ func commonErrors(recs []record.Record, n int) []Row {
 		if r.Success || !r.Sent {
 			continue
 		}
-		e := by[r.Error]
+		// Errors that differ only in numbers (token counts, lengths,
+		// ports) are one error: grouped with their digits ignored, the
+		// first shown.
+		key := r.ErrorKind + "\x00" + withoutDigits(r.Error)
+		e := by[key]
 		if e == nil {
 			e = &entry{text: r.Error, kind: r.ErrorKind, first: i}
-			by[r.Error] = e
+			by[key] = e
 		}
+		e.varied = e.varied || r.Error != e.text
 		e.count++
 	}
 	all := make([]*entry, 0, len(by))
@@ -192,7 +198,25 @@ func commonErrors(recs []record.Record, n int) []Row {
 		if kind == "" {
 			kind = record.KindOther
 		}
+		if e.varied {
+			text = "e.g. " + text
+		}
 		rows = append(rows, Row{Label: strconv.Itoa(e.count) + " requests, " + kind + ":", Value: text})
 	}
 	return rows
+}
+
+// withoutDigits is s with each run of digits as one '#'.
+func withoutDigits(s string) string {
+	digit := func(c byte) bool { return c >= '0' && c <= '9' }
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch {
+		case !digit(s[i]):
+			b = append(b, s[i])
+		case i == 0 || !digit(s[i-1]):
+			b = append(b, '#')
+		}
+	}
+	return string(b)
 }

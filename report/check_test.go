@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -81,6 +82,22 @@ func TestCommonErrors(t *testing.T) {
 		if r.Label != want[i] {
 			t.Errorf("row %d: %q, want %q", i, r.Label, want[i])
 		}
+	}
+	// Errors that differ only in numbers are one, the first as example.
+	ctx := func(n int) string {
+		return fmt.Sprintf("This model's maximum context length is 4096 tokens. However, you requested %d tokens", n)
+	}
+	var ctxRecs []record.Record
+	for _, n := range []int{4108, 5002, 4200} {
+		ctxRecs = append(ctxRecs, record.Record{Sent: true, Error: ctx(n), ErrorKind: record.KindHTTP4xx})
+	}
+	ctxRecs = append(ctxRecs, record.Record{Sent: true, Error: ctx(4108), ErrorKind: record.KindStreamError})
+	grouped := commonErrors(ctxRecs, 3)
+	if len(grouped) != 2 || grouped[0] != (Row{"3 requests, http_4xx:", "e.g. " + ctx(4108)}) || grouped[1] != (Row{"1 requests, stream_error:", ctx(4108)}) {
+		t.Errorf("grouped rows %v", grouped)
+	}
+	if got := withoutDigits("port 8000, 12 of 3"); got != "port #, # of #" {
+		t.Errorf("withoutDigits: %q", got)
 	}
 	cut := commonErrors(recs[4:5], 3)[0].Value
 	if !strings.HasSuffix(cut, "...") || len(cut) > 303 || !strings.HasPrefix(cut, "é") || !utf8.ValidString(cut) {

@@ -49,6 +49,9 @@ type Load struct {
 	// counts the planned requests the end of the duration left unsent.
 	Duration float64
 	NotSent  int
+	// RoundsNotSent counts the conversation rounds not sent because a
+	// round before them failed.
+	RoundsNotSent int
 	// WarmupDuration is --warmup-duration in seconds.
 	WarmupDuration float64
 	// Ramp is the request-rate ramp ("" none): its strategy, start and
@@ -273,6 +276,9 @@ func (l Load) rows() []Row {
 		rows = append(rows, Row{"Sending duration (s):", F(l.Duration)},
 			Row{"Planned but not sent at its end:", strconv.Itoa(l.NotSent)})
 	}
+	if l.RoundsNotSent > 0 {
+		rows = append(rows, Row{"Rounds not sent (a round before failed):", strconv.Itoa(l.RoundsNotSent)})
+	}
 	if l.Ramp != "" {
 		rows = append(rows, Row{"Request rate ramp:", fmt.Sprintf("%s, %s to %s req/s over %s s", l.Ramp, F(l.RampStart), F(l.RampEnd), F(l.RampOver))})
 	}
@@ -291,6 +297,9 @@ func (l Load) keys(o *pyjson.Object) {
 		o.Set("run_mode", pyjson.String("duration"))
 		o.Set("duration_limit_s", pyjson.Float(l.Duration))
 		o.Set("not_sent_at_duration_end", pyjson.Int(l.NotSent))
+	}
+	if l.RoundsNotSent > 0 {
+		o.Set("rounds_not_sent", pyjson.Int(l.RoundsNotSent))
 	}
 	if l.Ramp != "" {
 		o.Set("ramp_up_strategy", pyjson.String(l.Ramp))

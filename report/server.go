@@ -3,29 +3,42 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"benchserve/internal/py/pyjson"
 	"benchserve/metrics"
 )
 
-// Engines' names for what the server view shows, vLLM's then SGLang's
-// (and older vLLM's) for each.
+// Engines' names for what the server view shows: vLLM's (and older
+// vLLM's), SGLang's, llama.cpp's (llama-server --metrics), TGI's, and
+// Triton's with the TensorRT-LLM backend, for each. A figure an engine
+// does not expose is left out.
 var (
-	runningNames   = []string{"vllm:num_requests_running", "sglang:num_running_reqs"}
-	waitingNames   = []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs"}
-	kvNames        = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"}
-	preemptNames   = []string{"vllm:num_preemptions_total", "vllm:num_preemptions"}
-	hitNames       = []string{"vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits", "sglang:cached_tokens_total"}
-	queryNames     = []string{"vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries", "sglang:prompt_tokens_total"}
-	promptNames    = []string{"vllm:prompt_tokens_total", "sglang:prompt_tokens_total"}
-	genNames       = []string{"vllm:generation_tokens_total", "sglang:generation_tokens_total"}
+	runningNames = []string{"vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:requests_processing",
+		"tgi_batch_current_size", `nv_trt_llm_request_metrics{request_type="active"}`}
+	waitingNames = []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred",
+		"tgi_queue_size", "nv_inference_pending_request_count"}
+	kvNames = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage", "llamacpp:kv_cache_usage_ratio",
+		`nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="fraction"}`}
+	preemptNames = []string{"vllm:num_preemptions_total", "vllm:num_preemptions"}
+	hitNames     = []string{"vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits", "sglang:cached_tokens_total"}
+	queryNames   = []string{"vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries", "sglang:prompt_tokens_total"}
+	// TGI counts tokens in histograms (their sum is the tokens).
+	promptNames    = []string{"vllm:prompt_tokens_total", "sglang:prompt_tokens_total", "llamacpp:prompt_tokens_total", "tgi_request_input_length"}
+	genNames       = []string{"vllm:generation_tokens_total", "sglang:generation_tokens_total", "llamacpp:tokens_predicted_total", "tgi_request_generated_tokens"}
 	acceptedNames  = []string{"vllm:spec_decode_num_accepted_tokens_total"}
 	draftNames     = []string{"vllm:spec_decode_num_draft_tokens_total"}
 	acceptLenNames = []string{"sglang:spec_accept_length"}
 	ttftNames      = []string{"vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"}
 	itlNames       = []string{"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds", "sglang:inter_token_latency_seconds", "sglang:time_per_output_token_seconds"}
-	e2eNames       = []string{"vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds"}
+	e2eNames       = []string{"vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds", "tgi_request_duration"}
+	knownNames     = [][]string{runningNames, waitingNames, kvNames, preemptNames, hitNames, queryNames, promptNames, genNames,
+		acceptedNames, draftNames, acceptLenNames, ttftNames, itlNames, e2eNames}
 )
+
+// ServerFamilies names the engines whose metric names the server view
+// reads.
+const ServerFamilies = "vLLM, SGLang, llama.cpp, TGI and TRT-LLM on Triton"
 
 // TokensDisagree reports the server's generated-token count over the run
 // and whether it differs from the client's total by more than 1%.
@@ -37,7 +50,19 @@ func TokensDisagree(v *metrics.ServerView, client int) (server float64, ok, disa
 	if !ok {
 		return 0, false, false
 	}
-	return g.Delta, true, math.Abs(g.Delta-float64(client)) > 0.01*math.Max(float64(client), 1)
+	n := g.Total()
+	return n, true, math.Abs(n-float64(client)) > 0.01*math.Max(float64(client), 1)
+}
+
+// knownSeries reports whether the view has any series the server view
+// reads.
+func knownSeries(v *metrics.ServerView) bool {
+	for _, names := range knownNames {
+		if v.Known(names) {
+			return true
+		}
+	}
+	return false
 }
 
 // serverRows are the Server view section: the known figures, and the
@@ -65,7 +90,11 @@ func serverRows(v *metrics.ServerView, note string, s metrics.Summary) []Row {
 		}
 	}
 	if p, ok := v.First(promptNames...); ok {
-		add("Prompt tokens (server):", fmt.Sprintf("%.0f (client %d)", p.Delta, s.TotalInput))
+		val := fmt.Sprintf("%.0f (client %d)", p.Total(), s.TotalInput)
+		if strings.HasPrefix(p.Name, "llamacpp:") {
+			val += ": llama.cpp counts only the tokens not found in its cache"
+		}
+		add("Prompt tokens (server):", val)
 	}
 	if g, ok, bad := TokensDisagree(v, s.TotalOutput); ok {
 		val := fmt.Sprintf("%.0f (client %d)", g, s.TotalOutput)
@@ -101,6 +130,9 @@ func serverRows(v *metrics.ServerView, note string, s metrics.Summary) []Row {
 	}
 	if resets > 0 {
 		add("Counter resets seen:", fmt.Sprintf("%d (the server restarted? deltas add what was counted after them)", resets))
+	}
+	if len(v.Series) > 0 && !knownSeries(v) {
+		add("Server metrics:", fmt.Sprintf("%d series read, none with a name benchserve knows (it knows those of %s); they are in server_metrics", len(v.Series), ServerFamilies))
 	}
 	add("Metric reads (failed):", fmt.Sprintf("%d (%d)", v.Scrapes, v.Failed))
 	return rows

@@ -61,7 +61,7 @@ type serverInfo struct {
 // InfoStrict is GET /server_info, whose failure is an error (the
 // reference raises for it).
 func (c *Server) InfoStrict(ctx context.Context) ([]byte, error) {
-	status, body, err := c.get(ctx, "/server_info", OneBatchTimeout)
+	status, body, err := c.serverInfo(ctx, OneBatchTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s/server_info: %s", Redact(c.Base), shortErr(err))
 	}
@@ -256,10 +256,7 @@ func (c *Server) StartBatchProfile(ctx context.Context, p BatchProfile) error {
 	}
 	argsFile := filepath.Join(p.Dir, "server_args.json")
 	if _, err := os.Stat(argsFile); err != nil {
-		status, body, err := c.get(ctx, "/server_info", 0)
-		if err == nil && status == http.StatusNotFound {
-			status, body, err = c.get(ctx, "/get_server_info", 0)
-		}
+		status, body, err := c.serverInfo(ctx, 0)
 		if err != nil {
 			return fmt.Errorf("GET %s/server_info: %s", Redact(c.Base), shortErr(err))
 		}

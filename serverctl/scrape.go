@@ -3,6 +3,7 @@ package serverctl
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -51,12 +52,22 @@ type Scraper struct {
 
 // StartScraper reads u once (the "before" scrape) and, when it answers
 // with Prometheus text, keeps reading it every interval until Stop. It
-// returns nil, and why, when the server exposes no metrics there.
+// returns nil, and why, when the server exposes no metrics there ("not
+// exposed: …") or keeps them behind a key ("protected: …").
 func (c *Server) StartScraper(ctx context.Context, u string, every time.Duration, warn io.Writer) (*Scraper, string) {
 	s := &Scraper{c: c, url: u, every: every, warn: warn, warned: map[string]bool{}, done: make(chan struct{})}
 	first, err := s.read(ctx)
-	if err != nil {
-		return nil, err.Error()
+	var st statusError
+	switch {
+	case errors.As(err, &st) && (st.code == http.StatusUnauthorized || st.code == http.StatusForbidden):
+		key := "set OPENAI_API_KEY or API_KEY to a key it accepts (the reads send it as the requests do)"
+		if c.Auth.Get("Authorization") != "" {
+			key = "the key from OPENAI_API_KEY or API_KEY was refused there"
+		}
+		return nil, fmt.Sprintf("protected: GET %s answered %d %s; %s, or point --server-metrics-url at an open metrics port",
+			Redact(u), st.code, http.StatusText(st.code), key)
+	case err != nil:
+		return nil, "not exposed: " + err.Error()
 	}
 	s.scrapes = append(s.scrapes, first)
 	loop, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -124,7 +135,7 @@ func (s *Scraper) read(ctx context.Context) (Scrape, error) {
 	case err != nil:
 		return Scrape{}, fmt.Errorf("%s: %s", where, shortErr(err))
 	case status != http.StatusOK:
-		return Scrape{}, fmt.Errorf("%s: status %d", where, status)
+		return Scrape{}, statusError{where, status}
 	}
 	fams, err := ParseMetrics(body)
 	if err != nil {
@@ -132,6 +143,14 @@ func (s *Scraper) read(ctx context.Context) (Scrape, error) {
 	}
 	return Scrape{At: at, Fams: fams}, nil
 }
+
+// statusError is a read answered with a status other than 200.
+type statusError struct {
+	where string
+	code  int
+}
+
+func (e statusError) Error() string { return fmt.Sprintf("%s: status %d", e.where, e.code) }
 
 // InfoLabels are the labels of the first read's *_info gauges (an
 // engine's build and configuration, as vllm:cache_config_info), by name:

@@ -3,6 +3,8 @@ package serverctl
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -130,5 +132,24 @@ func TestScraperFailureIsAWarning(t *testing.T) {
 	defer none.Close()
 	if sc, why := (&Server{Base: none.URL, HTTP: none.Client()}).StartScraper(context.Background(), none.URL+"/metrics", time.Second, &warn); sc != nil || !strings.Contains(why, "status 404") {
 		t.Errorf("scraper %v, why %q", sc, why)
+	}
+}
+
+// /metrics behind a key (401, 403) is "protected", with what to do; a 404
+// is "not exposed".
+func TestScraperProtected(t *testing.T) {
+	for _, code := range []int{401, 403} {
+		srv := statusServer(t, code)
+		c := &Server{Base: srv.URL, Auth: http.Header{}, HTTP: srv.Client()}
+		sc, why := c.StartScraper(context.Background(), srv.URL+"/metrics", time.Second, io.Discard)
+		want := fmt.Sprintf("protected: GET %s/metrics answered %d %s; set OPENAI_API_KEY or API_KEY to a key it accepts", srv.URL, code, http.StatusText(code))
+		if sc != nil || !strings.HasPrefix(why, want) || !strings.Contains(why, "--server-metrics-url") {
+			t.Errorf("%d: why %q", code, why)
+		}
+	}
+	srv := statusServer(t, 404)
+	c := &Server{Base: srv.URL, HTTP: srv.Client()}
+	if _, why := c.StartScraper(context.Background(), srv.URL+"/metrics", time.Second, io.Discard); why != "not exposed: GET "+srv.URL+"/metrics: status 404" {
+		t.Errorf("404: why %q", why)
 	}
 }

@@ -84,6 +84,12 @@ func (c *Server) WaitReady(ctx context.Context, out io.Writer, u string, timeout
 			fmt.Fprintf(out, "Server at %s is not ready. Exiting.\n", Redact(u))
 			return fmt.Errorf("the server at %s %s", Redact(u), hopeless)
 		}
+		if err == nil && c.v1Hint(status) != "" {
+			// A base URL copied from an OpenAI client's settings: every
+			// path gets a second /v1, and no wait fixes that.
+			fmt.Fprintf(out, "Server at %s is not ready. Exiting.\n", Redact(u))
+			return fmt.Errorf("--base-url ends in /v1: the paths are appended to it (%s answered 404); drop /v1", Redact(u))
+		}
 		if err != nil {
 			last = shortErr(err)
 		} else {
@@ -100,6 +106,15 @@ func (c *Server) WaitReady(ctx context.Context, out io.Writer, u string, timeout
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// v1Hint says what a 404 means when the base URL ends in /v1 (every path
+// gets a second one), "" otherwise.
+func (c *Server) v1Hint(status int) string {
+	if status != http.StatusNotFound || !strings.HasSuffix(c.Base, "/v1") {
+		return ""
+	}
+	return "--base-url ends in /v1: the paths are appended to it; drop /v1"
 }
 
 // readyHopeless says why a readiness answer will not change by waiting,
@@ -129,6 +144,9 @@ func (c *Server) FirstModel(ctx context.Context) (string, error) {
 		return "", errors.New(shortErr(err))
 	}
 	if status != http.StatusOK {
+		if hint := c.v1Hint(status); hint != "" {
+			return "", fmt.Errorf("HTTP %d: %s; %s", status, oneLine(body, 200), hint)
+		}
 		return "", fmt.Errorf("HTTP %d: %s", status, oneLine(body, 200))
 	}
 	var v struct {
@@ -201,11 +219,22 @@ func (c *Server) Flush(ctx context.Context, style Flush, timeout float64) error 
 // Info returns the body of GET /server_info when it answers 200 with
 // JSON, else nil.
 func (c *Server) Info(ctx context.Context) []byte {
-	status, body, err := c.get(ctx, "/server_info", 30*time.Second)
+	status, body, err := c.serverInfo(ctx, 30*time.Second)
 	if err != nil || status != http.StatusOK || !json.Valid(body) {
 		return nil
 	}
 	return body
+}
+
+// serverInfo is GET /server_info, or /get_server_info when that answers
+// 404: older SGLang served only the older name (the older guide
+// names it).
+func (c *Server) serverInfo(ctx context.Context, timeout time.Duration) (int, []byte, error) {
+	status, body, err := c.get(ctx, "/server_info", timeout)
+	if err == nil && status == http.StatusNotFound {
+		return c.get(ctx, "/get_server_info", timeout)
+	}
+	return status, body, err
 }
 
 // AcceptLength reads internal_states[0].avg_spec_accept_length from a

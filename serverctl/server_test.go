@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,5 +88,78 @@ func TestAcceptLength(t *testing.T) {
 	}
 	if AcceptLength(nil) != nil {
 		t.Error("nil body gave an accept length")
+	}
+}
+
+// A --base-url ending in /v1 gets every path a second /v1: its 404 ends
+// the readiness wait at the first answer, saying to drop /v1. Without /v1
+// a 404 is retried (a server still loading may not route yet).
+func TestWaitReadyBaseURLWithV1(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	ctl := &Server{Base: srv.URL + "/v1", HTTP: backend.NewHTTPClient(backend.ClientOptions{})}
+	err := ctl.WaitReady(context.Background(), io.Discard, ctl.Base+"/v1/models", 60)
+	want := "--base-url ends in /v1: the paths are appended to it (" + srv.URL + "/v1/v1/models answered 404); drop /v1"
+	if err == nil || err.Error() != want || hits.Load() != 1 {
+		t.Errorf("err = %v after %d requests, want %q after 1", err, hits.Load(), want)
+	}
+	// Without the readiness wait, the model lookup says the same.
+	if _, err := ctl.FirstModel(context.Background()); err == nil || !strings.HasSuffix(err.Error(), "; --base-url ends in /v1: the paths are appended to it; drop /v1") {
+		t.Errorf("FirstModel: %v", err)
+	}
+	hits.Store(0)
+	ctl.Base = srv.URL
+	if err := ctl.WaitReady(context.Background(), io.Discard, ctl.Base+"/v1/models", 1); err == nil || strings.Contains(err.Error(), "drop /v1") || hits.Load() < 1 {
+		t.Errorf("without /v1: err = %v after %d requests", err, hits.Load())
+	}
+}
+
+// An older SGLang answers only /get_server_info: Info (the accept length
+// after a run) and InfoStrict (one-batch) read it there; a server that
+// answers /server_info is not asked the older name.
+func TestServerInfoOlderName(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	ask := func(p string) {
+		mu.Lock()
+		asked = append(asked, p)
+		mu.Unlock()
+	}
+	seen := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), asked...)
+	}
+	old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ask(r.URL.Path)
+		if r.URL.Path != "/get_server_info" {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, `{"internal_states": [{"avg_spec_accept_length": 2.5}]}`)
+	}))
+	t.Cleanup(old.Close)
+	ctl := &Server{Base: old.URL, HTTP: backend.NewHTTPClient(backend.ClientOptions{})}
+	if a := AcceptLength(ctl.Info(context.Background())); a == nil || *a != 2.5 {
+		t.Errorf("accept length %v; asked %v", a, seen())
+	}
+	if body, err := ctl.InfoStrict(context.Background()); err != nil || !strings.Contains(string(body), "2.5") {
+		t.Errorf("InfoStrict: %s, %v", body, err)
+	}
+	mu.Lock()
+	asked = nil
+	mu.Unlock()
+	cur := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ask(r.URL.Path)
+		io.WriteString(w, `{"internal_states": [{"avg_spec_accept_length": 3}]}`)
+	}))
+	t.Cleanup(cur.Close)
+	ctl.Base = cur.URL
+	if a := AcceptLength(ctl.Info(context.Background())); a == nil || *a != 3 || len(seen()) != 1 || seen()[0] != "/server_info" {
+		t.Errorf("accept length %v; asked %v", a, seen())
 	}
 }

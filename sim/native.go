@@ -14,6 +14,7 @@ type nativeRequest struct {
 	// SamplingParams is an object, or for a batch a list of one per prompt.
 	SamplingParams json.RawMessage `json:"sampling_params"`
 	Stream         bool            `json:"stream"`
+	ImageData      json.RawMessage `json:"image_data"`
 }
 
 // samplingParams are the sampling_params read here.
@@ -53,6 +54,9 @@ func (nativeFormat) parse(s *Server, r *http.Request, body []byte, j *job) *apiE
 	}
 	if e != nil {
 		return e
+	}
+	if j.prompts == nil {
+		j.prompt = imageData(j.prompt, q.ImageData)
 	}
 	j.model = s.cfg.Model
 	j.stream = q.Stream

@@ -21,6 +21,7 @@ type oaiRequest struct {
 	N                         *int            `json:"n"`
 	LoRAPath                  json.RawMessage `json:"lora_path"`
 	ReturnCachedTokensDetails bool            `json:"return_cached_tokens_details"`
+	ImageData                 json.RawMessage `json:"image_data"`
 }
 
 // parseCommon reads what completions and chat share.
@@ -67,6 +68,9 @@ func (f completionsFormat) parse(s *Server, r *http.Request, body []byte, j *job
 	}
 	if e = s.readPrompts(j, q.Prompt, "prompt"); e != nil {
 		return e
+	}
+	if j.prompts == nil {
+		j.prompt = imageData(j.prompt, q.ImageData)
 	}
 	j.maxNew, e = maxTokens(q.MaxTokens, "max_tokens", 16, 1)
 	return e

@@ -107,7 +107,8 @@ type chatMessage struct {
 
 // messageIDs tokenizes the text of every message and joins the ids. No
 // chat template is applied, so prompt_tokens equals the client's count of
-// the same text; image parts count nothing.
+// the same text; image parts count as the client estimates them
+// (imageTokens).
 func (s *Server) messageIDs(raw json.RawMessage) ([]int, *apiError) {
 	if isNull(raw) {
 		return nil, badRequest("messages is required")
@@ -149,13 +150,17 @@ func (s *Server) contentIDs(ids []int, raw json.RawMessage, field string, types 
 		var parts []struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
+			imagePart
 		}
 		if err := json.Unmarshal(c, &parts); err != nil {
 			return nil, badRequest("%s: %v", field, err)
 		}
 		for _, p := range parts {
-			if slices.Contains(types, p.Type) {
+			switch {
+			case slices.Contains(types, p.Type):
 				ids = append(ids, s.tok.Encode(p.Text, true)...)
+			case p.Type == "image_url" || p.Type == "input_image" || p.Type == "image":
+				ids = appendImage(ids, p.uri())
 			}
 		}
 	default:

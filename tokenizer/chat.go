@@ -63,6 +63,20 @@ type ChatTemplater interface {
 // template and none is passed.
 var ErrNoChatTemplate = errors.New("no chat template")
 
+// NoChatTemplateWarning is the reference's warning for a Hugging Face
+// tokenizer without a chat template (a base model, whose gibberish may be
+// counted wrong), as it prints it: a blank line, two lines, a blank
+// line. "" for a tokenizer with one, or one that is not a Hugging Face
+// tokenizer (a built-in encoding has no template to lack).
+func NoChatTemplateWarning(tok Tokenizer) string {
+	h, ok := tok.(interface{ HasChatTemplate() bool })
+	if !ok || h.HasChatTemplate() {
+		return ""
+	}
+	return "\nWARNING It is recommended to use the `Chat` or `Instruct` model for benchmarking.\n" +
+		"Because when the tokenizer counts the output tokens, if there is gibberish, it might count incorrectly.\n\n"
+}
+
 // ApplyChatTemplate renders messages with the tokenizer's chat template,
 // with the variables transformers passes: messages, tools, documents
 // (None), add_generation_prompt, the special tokens (bos_token,

@@ -125,9 +125,9 @@ func loadHub(ctx context.Context, hc *hub.Client, repo, revision string) (Tokeni
 	tokPath, err := hc.Download(ctx, "model", repo, fileTokenizer, revision)
 	if err != nil {
 		if errors.Is(err, hub.ErrNotFound) && !hubMissingRepo(err) {
-			return nil, fmt.Errorf("tokenizer %s: %v (only tokenizer.json is supported, not sentencepiece tokenizer.model)", repo, err)
+			return nil, fmt.Errorf("tokenizer %s: %w (only tokenizer.json is supported, not sentencepiece tokenizer.model)", repo, err)
 		}
-		return nil, fmt.Errorf("tokenizer %s: %v", repo, err)
+		return nil, fmt.Errorf("tokenizer %s: %w", repo, err)
 	}
 	f := Files{Tokenizer: tokPath}
 	for _, name := range optionalFiles {
@@ -138,7 +138,7 @@ func loadHub(ctx context.Context, hc *hub.Client, repo, revision string) (Tokeni
 		case errors.Is(err, hub.ErrNotFound) || errors.Is(err, hub.ErrNotCached):
 			// Optional: absent from the repo, or (offline) never fetched.
 		default:
-			return nil, fmt.Errorf("tokenizer %s: %v", repo, err)
+			return nil, fmt.Errorf("tokenizer %s: %w", repo, err)
 		}
 	}
 	return LoadFiles(repo, f)

@@ -336,3 +336,27 @@ func TestResolveRetriesAfterFailure(t *testing.T) {
 		t.Errorf("after adding tokenizer.json: %v", err)
 	}
 }
+
+// A Hugging Face tokenizer without a chat template gets the reference's
+// two-line warning; one with a template, and a built-in encoding, none.
+func TestNoChatTemplateWarning(t *testing.T) {
+	useFakeEngine(t)
+	base, chat := t.TempDir(), t.TempDir()
+	writeFiles(t, base, map[string]string{"tokenizer.json": fakeTokenizerJSON, "tokenizer_config.json": `{"eos_token": "</s>"}`})
+	writeFiles(t, chat, map[string]string{"tokenizer.json": fakeTokenizerJSON, "chat_template.jinja": "{{ messages[0].content }}"})
+	want := "\nWARNING It is recommended to use the `Chat` or `Instruct` model for benchmarking.\n" +
+		"Because when the tokenizer counts the output tokens, if there is gibberish, it might count incorrectly.\n\n"
+	if got := NoChatTemplateWarning(mustResolve(t, base, ResolveOptions{Getenv: noEnv})); got != want {
+		t.Errorf("base model: %q", got)
+	}
+	if got := NoChatTemplateWarning(mustResolve(t, chat, ResolveOptions{Getenv: noEnv})); got != "" {
+		t.Errorf("chat model: %q", got)
+	}
+	builtin, err := Resolve(context.Background(), "o200k_base", ResolveOptions{Getenv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := NoChatTemplateWarning(builtin); got != "" {
+		t.Errorf("built-in: %q", got)
+	}
+}
