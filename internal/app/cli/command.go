@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"strings"
+	"time"
 
 	"benchserve/bench"
 	"benchserve/internal/syncio"
@@ -96,6 +97,7 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 		return exitCode(err, pio.Stderr)
 	}
 	defer stop()
+	start := time.Now()
 	_, err = bench.Run(ctx, cfg, bench.Env{
 		Stdout:    pio.Stdout,
 		Stderr:    pio.Stderr,
@@ -104,6 +106,12 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 		Progress:  pio.StderrIsTerminal && !cfg.DisableTqdm,
 		Interrupt: interrupts(ctx, pio),
 	})
+	// A first --sim run leaves a file the user did not name: say where.
+	if cfg.Sim && lineWritten(err) {
+		if name := simResultFile(cfg, start); name != "" {
+			fmt.Fprintf(pio.Stdout, "The result line was appended to %s (--output-file names another file).\n", name)
+		}
+	}
 	return exitCode(err, pio.Stderr)
 }
 
@@ -112,15 +120,17 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 // name), and the in-process simulator, which stop ends.
 func setUp(cfg *bench.Config, given map[string]bool, pio IO, name string) (stop func(), err error) {
 	stop = func() {}
+	var notes []string
 	if cfg.Sim {
-		if err := simDefaults(cfg, given); err != nil {
+		if notes, err = simDefaults(cfg, given); err != nil {
 			return stop, err
 		}
 	}
-	notes, err := checkGiven(cfg, given, pio.Getenv)
+	more, err := checkGiven(cfg, given, pio.Getenv)
 	if err != nil {
 		return stop, err
 	}
+	notes = append(notes, more...)
 	for _, n := range notes {
 		fmt.Fprintf(pio.Stderr, "%s: note: %s\n", name, n)
 	}

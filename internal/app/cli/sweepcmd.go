@@ -99,6 +99,12 @@ func parseSweep(args []string, cols int) (*sweep.Config, map[string]bool, error)
 	if err := checkGSP(base); err != nil {
 		return nil, nil, err
 	}
+	// The sweep's own flags count too: --sim alone runs the demo.
+	for _, d := range []string{"zip", "sweep_pause", "sweep_profile", "sweep_points", "search", "slo", "search_tolerance", "search_max_runs", "repeats", "repeat_until_cv"} {
+		if ns.Given(d) {
+			given["--"+strings.ReplaceAll(d, "_", "-")] = true
+		}
+	}
 	sc.Zip = ns.Get("zip").(bool)
 	pause := ns.Get("sweep_pause").(float64)
 	if !(pause >= 0) {
