@@ -18,10 +18,13 @@ import (
 // ceiling, where geometric spacing would leave the fewest points.
 func (r *runner) auto(ctx context.Context) error {
 	base := r.basePoint()
-	floor, ceil := base, base
+	floor := base
 	floor.Rate, floor.Conc, floor.Phase = math.Inf(1), 1, "floor"
-	ceil.Rate, ceil.Phase = math.Inf(1), "ceiling"
 	lo, err := r.meanRate(ctx, floor)
+	if err != nil {
+		return err
+	}
+	ceil, err := r.ceiling(ctx, base)
 	if err != nil {
 		return err
 	}
@@ -166,8 +169,10 @@ func (r *runner) search(ctx context.Context) error {
 	case s.rate && len(c.Rates) > 0 && !math.IsInf(c.Rates[0], 1):
 		x0 = c.Rates[0]
 	case s.rate:
-		ceil := s.base
-		ceil.Rate, ceil.Phase = math.Inf(1), "ceiling"
+		ceil, err := r.ceiling(ctx, s.base)
+		if err != nil {
+			return err
+		}
 		top, err := r.meanRate(ctx, ceil)
 		if err != nil {
 			return err
