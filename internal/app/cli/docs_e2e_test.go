@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,35 +39,58 @@ func docCommands(name, text string) ([]docCmd, error) {
 	}
 	lines := strings.Split(text, "\n")
 	fenced := false
+	// prose is the text outside fenced blocks, where inline code may wrap
+	// from one line to the next; a blank line or a block is a \x00, which
+	// inline code cannot cross. starts[k] is where line k+1 begins in it.
+	var prose strings.Builder
+	starts := make([]int, len(lines))
 	for i := 0; i < len(lines); i++ {
+		starts[i] = prose.Len()
 		l := lines[i]
 		if strings.HasPrefix(strings.TrimSpace(l), "```") {
 			fenced = !fenced
+			prose.WriteString("\x00")
 			continue
 		}
 		if !fenced {
-			for _, m := range inlineCode.FindAllStringSubmatch(l, -1) {
-				if isBenchserve(m[1]) {
-					if err := add(i+1, m[1]); err != nil {
-						return nil, err
-					}
-				}
+			if strings.TrimSpace(l) == "" {
+				l = "\x00"
 			}
+			prose.WriteString(l + "\n")
 			continue
 		}
+		prose.WriteString("\x00")
 		start := i
 		for strings.HasSuffix(l, "\\") && i+1 < len(lines) {
 			i++
+			starts[i] = prose.Len()
 			l = strings.TrimSuffix(l, "\\") + " " + strings.TrimSpace(lines[i])
 		}
 		if err := add(start+1, l); err != nil {
 			return nil, err
 		}
 	}
+	p := prose.String()
+	for _, m := range inlineCode.FindAllStringSubmatchIndex(p, -1) {
+		code := strings.Join(strings.Fields(p[m[2]:m[3]]), " ")
+		if !isBenchserve(code) {
+			continue
+		}
+		line := sort.SearchInts(starts, m[0]+1) // the last line starting at or before m[0], from 1
+		if err := add(line, code); err != nil {
+			return nil, err
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return lineNo(out[i].where) < lineNo(out[j].where) })
 	return out, nil
 }
 
-var inlineCode = regexp.MustCompile("`([^`]+)`")
+var inlineCode = regexp.MustCompile("`([^`\x00]+)`")
+
+func lineNo(where string) int {
+	n, _ := strconv.Atoi(where[strings.LastIndexByte(where, ':')+1:])
+	return n
+}
 
 func isBenchserve(s string) bool {
 	return strings.HasPrefix(s, "benchserve ") || strings.HasPrefix(s, "./benchserve ")
@@ -157,7 +182,8 @@ func TestDocCommandsExtraction(t *testing.T) {
 		"./benchserve sweep --sim --slo 'p99_ttft_ms<500' \\\n" +
 		"    --slo \"failed_rate<0.01\" --tag a\\ b  # why\n" +
 		"```\n" +
-		"After the block, `./benchserve --sim --num-prompts 5`.\n"
+		"After the block, `./benchserve --sim --num-prompts 5`, and one that\n" +
+		"wraps: `benchserve --sim\n--num-prompts 6`; `not\n\ncode`.\n"
 	got, err := docCommands("x.md", md)
 	if err != nil {
 		t.Fatal(err)
@@ -168,6 +194,7 @@ func TestDocCommandsExtraction(t *testing.T) {
 		{"x.md:3", []string{"--sim"}},
 		{"x.md:6", []string{"sweep", "--sim", "--slo", "p99_ttft_ms<500", "--slo", "failed_rate<0.01", "--tag", "a b"}},
 		{"x.md:9", []string{"--sim", "--num-prompts", "5"}},
+		{"x.md:10", []string{"--sim", "--num-prompts", "6"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
