@@ -151,8 +151,9 @@ func TestFirstContactUnusedFlags(t *testing.T) {
 	}
 	srv.mu.Unlock()
 
-	// --sim's demo dataset is random-ids, which has no completions.
-	code, stdout, stderr = run(t, nil, "--sim", "--sharegpt-output-len", "64", "--output-file", out)
+	// Refused before --sim starts the simulator: random-ids has no
+	// completions.
+	code, stdout, stderr = run(t, nil, "--sim", "--dataset-name", "random-ids", "--sharegpt-output-len", "64", "--output-file", out)
 	if code != 2 || strings.Contains(stdout, "simulator") {
 		t.Errorf("exit %d, want 2 before the simulator starts\nstdout:\n%s", code, stdout)
 	}
