@@ -46,7 +46,7 @@ func newSweepParser() *argparse.Parser {
 	g := p.Group(gSweep)
 	g.Add(argparse.Option{Name: "--zip", Action: argparse.StoreTrue, Help: "Pair the lists (the i-th of each) instead of running every combination."})
 	g.Add(argparse.Option{Name: "--sweep-pause", Type: argparse.Float, Default: 2.0, Help: "Seconds the server rests between runs."})
-	g.Add(argparse.Option{Name: "--sweep-profile", Choices: []string{"auto"}, Help: "auto: a concurrency-1 run (the latency floor), an unbounded run (the throughput ceiling), then --sweep-points rates evenly between them."})
+	g.Add(argparse.Option{Name: "--sweep-profile", Choices: []string{"auto"}, Help: "auto: a concurrency-1 run (the latency floor), an unbounded run (the throughput ceiling; with --duration, a closed loop of one request in flight per prompt), then --sweep-points rates evenly between them."})
 	g.Add(argparse.Option{Name: "--sweep-points", Type: argparse.Int, Default: 5, Help: "Rates between the floor and the ceiling with --sweep-profile auto."})
 	g.Add(argparse.Option{Name: "--search", Choices: []string{"request-rate", "max-concurrency"}, Help: "Find the highest load at which every --slo holds, by bracketing and bisection of measured runs, then confirm both ends of the bracket."})
 	g.Add(argparse.Option{Name: "--slo", Action: argparse.Append, Help: "KEY OP NUMBER over a numeric result key, as --threshold (p99_ttft_ms<500); repeatable; what --search must meet."})
