@@ -115,7 +115,7 @@ func TestSimDemoOnlyAlone(t *testing.T) {
 	}{
 		{[]string{"--sim"}, "random-ids", 200, 256, 128, "--sim alone runs a short demo: --dataset-name random-ids --num-prompts 200 --random-input-len 256 --random-output-len 128"},
 		{[]string{"--sim", "--sim-preset", "instant"}, "random-ids", 200, 256, 128, "short demo"},
-		{[]string{"--sim", "--num-prompts", "80"}, "sharegpt", 80, 1024, 1024, "--sim with --dataset-name sharegpt (the default) reads ShareGPT"},
+		{[]string{"--sim", "--num-prompts", "80"}, "sharegpt", 80, 1024, 1024, "--sim with --dataset-name sharegpt (the default) downloads ShareGPT unless it is cached"},
 		{[]string{"--sim", "--dataset-path", "s.json", "--num-prompts", "80"}, "sharegpt", 80, 1024, 1024, ""},
 		{[]string{"--sim", "--dataset-name", "random", "--random-input-len", "64"}, "random", 1000, 64, 1024, "give --dataset-path with a local copy or use --dataset-name random-ids"},
 		{[]string{"--sim", "--dataset-name", "random-ids"}, "random-ids", 1000, 1024, 1024, ""},

@@ -81,7 +81,7 @@ func simDefaults(cfg *bench.Config, given map[string]bool) (notes []string, err 
 		if !given["--dataset-name"] {
 			name += " (the default)"
 		}
-		notes = append(notes, fmt.Sprintf("--sim with %s reads %s from the Hugging Face cache or downloads it; offline, give --dataset-path with a local copy or use --dataset-name random-ids", name, what))
+		notes = append(notes, fmt.Sprintf("--sim with %s downloads %s unless it is cached; offline, give --dataset-path with a local copy or use --dataset-name random-ids", name, what))
 	}
 	return notes, nil
 }
