@@ -97,13 +97,13 @@ func simAlone(given map[string]bool) bool {
 }
 
 // simResultFile is the file a --sim run without --output-file appended
-// its line to: the default name as of the run's start or, past midnight,
-// its end; "" when neither exists (the run wrote nothing).
+// its line to: the default name, dated when the run prepared, which is
+// after start and (but for a setup that straddles midnight) on its day.
 func simResultFile(cfg *bench.Config, start time.Time) string {
 	if cfg.OutputFile != nil {
 		return ""
 	}
-	for _, t := range []time.Time{time.Now(), start} {
+	for _, t := range []time.Time{start, time.Now()} {
 		if name := bench.OutputFile(cfg, t); fileExists(name) {
 			return name
 		}
