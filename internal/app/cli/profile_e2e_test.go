@@ -56,3 +56,21 @@ func TestSweepProfileByDuration(t *testing.T) {
 		t.Errorf("search's first run: %v, want the ceiling at concurrency 3", p)
 	}
 }
+
+// One --max-concurrency caps the profile's runs (the ceiling's too); a
+// list or a rate is refused.
+func TestSweepProfileTakesOneCap(t *testing.T) {
+	sc, _, err := parseSweep([]string{"--sweep-profile", "auto", "--max-concurrency", "8"}, 80)
+	if err != nil || len(sc.Concurrencies) != 1 || sc.Concurrencies[0] != 8 {
+		t.Fatalf("one cap: %v, %v", err, sc)
+	}
+	for args, want := range map[string]string{
+		"--max-concurrency 8,16": "--sweep-profile auto: give --max-concurrency one value",
+		"--request-rate 4":       "--sweep-profile auto finds its own rates: remove --request-rate",
+	} {
+		_, _, err := parseSweep(append([]string{"--sweep-profile", "auto"}, strings.Fields(args)...), 80)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
+	}
+}

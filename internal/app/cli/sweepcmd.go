@@ -202,8 +202,10 @@ func checkSweep(c *sweep.Config, ns *argparse.Namespace) error {
 		return bad("--search %s: give at most one starting value of it, not a list", c.Search)
 	case c.Search != "" && (len(c.InputLens) > 1 || len(c.OutputLens) > 1 || (c.Search == "request-rate" && len(c.Concurrencies) > 1) || (c.Search == "max-concurrency" && len(c.Rates) > 1)):
 		return bad("--search %s: the other flags take one value", c.Search)
-	case c.Profile != "" && len(c.Rates)+len(c.Concurrencies) > 0:
-		return bad("--sweep-profile auto finds its own rates: remove the lists of --request-rate and --max-concurrency")
+	case c.Profile != "" && len(c.Rates) > 0:
+		return bad("--sweep-profile auto finds its own rates: remove --request-rate")
+	case c.Profile != "" && len(c.Concurrencies) > 1:
+		return bad("--sweep-profile auto: give --max-concurrency one value (the cap of its runs but the floor), not a list")
 	case c.Search == "" && c.Profile == "" && ns.Given("sweep_points"):
 		return bad("--sweep-points: only --sweep-profile auto uses it")
 	}
