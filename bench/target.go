@@ -109,6 +109,9 @@ func baseURL(cfg *Config, port int) string {
 	return "http://" + host + ":" + strconv.Itoa(port)
 }
 
+// OutputFile is the file a run started at now appends its line to.
+func OutputFile(cfg *Config, now time.Time) string { return outputFile(cfg, now) }
+
 func outputFile(cfg *Config, now time.Time) string {
 	if cfg.OutputFile != nil {
 		return *cfg.OutputFile

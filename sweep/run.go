@@ -101,6 +101,12 @@ func (r *runner) plan(ctx context.Context, pt Point) (*bench.Plan, error) {
 	}
 	cfg := *r.cfg.Base
 	cfg.RandomInputLen, cfg.RandomOutputLen = pt.InputLen, pt.OutputLen
+	if cfg.MaxConcurrency == nil && pt.Conc > 0 {
+		// Prepared under the point's cap, which At replaces for each point:
+		// a base of every request at once is no load for --duration.
+		c := pt.Conc
+		cfg.MaxConcurrency = &c
+	}
 	if r.out != "" {
 		cfg.OutputFile = &r.out
 	}

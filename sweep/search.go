@@ -16,10 +16,13 @@ import (
 // ceiling, where geometric spacing would leave the fewest points.
 func (r *runner) auto(ctx context.Context) error {
 	base := r.basePoint()
-	floor, ceil := base, base
+	floor := base
 	floor.Rate, floor.Conc, floor.Phase = math.Inf(1), 1, "floor"
-	ceil.Rate, ceil.Phase = math.Inf(1), "ceiling"
 	lo, err := r.meanRate(ctx, floor)
+	if err != nil {
+		return err
+	}
+	ceil, err := r.ceiling(ctx, base)
 	if err != nil {
 		return err
 	}
@@ -309,8 +312,10 @@ func (r *runner) search(ctx context.Context) error {
 	case s.rate:
 		// One ceiling run (it counts against the budget): the search
 		// starts at half its throughput.
-		ceil := base
-		ceil.Rate, ceil.Phase = math.Inf(1), "ceiling"
+		ceil, err := r.ceiling(ctx, base)
+		if err != nil {
+			return err
+		}
 		res, ok, err := r.run(ctx, ceil, 1)
 		if err != nil {
 			return err

@@ -99,6 +99,7 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 	}
 	defer stop()
 	interrupt, cut := interrupts(ctx, pio)
+	start := time.Now()
 	_, err = bench.Run(ctx, cfg, bench.Env{
 		Stdout:    pio.Stdout,
 		Stderr:    pio.Stderr,
@@ -108,6 +109,12 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 		Interrupt: interrupt,
 		Cut:       cut,
 	})
+	// A first --sim run leaves a file the user did not name: say where.
+	if cfg.Sim && lineWritten(err) {
+		if name := simResultFile(cfg, start); name != "" {
+			fmt.Fprintf(pio.Stdout, "The result line was appended to %s (--output-file names another file).\n", name)
+		}
+	}
 	return exitCode(err, pio.Stderr)
 }
 
@@ -116,12 +123,13 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 // name), and the in-process simulator, which stop ends.
 func setUp(cfg *bench.Config, given map[string]bool, pio IO, name string) (stop func(), err error) {
 	stop = func() {}
+	var notes []string
 	if cfg.Sim {
-		if err := simDefaults(cfg, given); err != nil {
+		if notes, err = simDefaults(cfg, given); err != nil {
 			return stop, err
 		}
 	}
-	for _, n := range checkGiven(cfg, given, pio.Getenv) {
+	for _, n := range append(notes, checkGiven(cfg, given, pio.Getenv)...) {
 		fmt.Fprintf(pio.Stderr, "%s: note: %s\n", name, n)
 	}
 	if cfg.Sim {

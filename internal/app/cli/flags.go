@@ -335,7 +335,7 @@ var flags = []flag{
 		Help: "Append one JSON line per request to this file as each request ends (timings, gaps, lengths, error), so a long run's per-request data is on disk as it goes."},
 		ptr(func(c *cfg) **string { return &c.RecordFile })},
 	{gTarget, argparse.Option{Name: "--sim", Action: argparse.StoreTrue,
-		Help: "Benchmark the built-in simulated server, started in-process on a free loopback port (no GPU, no model). Alone, runs a short demo."},
+		Help: "Benchmark the built-in simulated server, started in-process on a free loopback port (no GPU, no model). Alone (or with only --sim-preset), runs a short demo: --dataset-name random-ids --num-prompts 200 --random-input-len 256 --random-output-len 128; with any other flag, the usual defaults apply."},
 		val(func(c *cfg) *bool { return &c.Sim })},
 	{gTarget, argparse.Option{Name: "--sim-preset", Type: str, Choices: sim.Presets, Default: sim.Presets[0],
 		Help: "The simulator's engine profile with --sim (see benchserve sim --help)."},

@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
+	"time"
 
 	"benchserve/bench"
 	"benchserve/sim"
@@ -38,33 +41,89 @@ func SimMain(ctx context.Context, args []string, pio IO) int {
 	return bench.ExitOK
 }
 
-// demo is what --sim runs for each of these flags the user did not give.
+// demo is what --sim alone runs: a short run on data that needs no
+// network.
 var demo = struct {
 	dataset           string
 	prompts, in, outp int
 }{"random-ids", 200, 256, 128}
 
-// simDefaults refuses a target besides --sim and gives cfg the demo's
-// settings for the flags the user did not give.
-func simDefaults(cfg *bench.Config, given map[string]bool) error {
+// demoFlags is the demo as flags, for the line that says what it set.
+var demoFlags = fmt.Sprintf("--dataset-name %s --num-prompts %d --random-input-len %d --random-output-len %d",
+	demo.dataset, demo.prompts, demo.in, demo.outp)
+
+// downloads are the datasets that fetch a file when --dataset-path is
+// not given.
+var downloads = map[string]string{
+	"sharegpt": "ShareGPT", "random": "ShareGPT (its text)", "mmmu": "MMMU",
+	"longbench_v2": "LongBench-v2", "mooncake": "the Mooncake trace",
+}
+
+// simDefaults refuses a target besides --sim. When --sim is the whole
+// command line (with --sim-preset at most, which only picks the engine) it
+// gives cfg the demo's settings; any other flag means the user is
+// rehearsing a command of their own, which keeps the main command's
+// defaults. notes say what --sim changed, or what a flag given with it
+// will need.
+func simDefaults(cfg *bench.Config, given map[string]bool) (notes []string, err error) {
 	for _, f := range []string{"--base-url", "--host", "--port"} {
 		if given[f] {
-			return &bench.ExitError{Code: bench.ExitUsage, Msg: "--sim starts its own server: drop " + f}
+			return nil, &bench.ExitError{Code: bench.ExitUsage, Msg: "--sim starts its own server: drop " + f}
 		}
 	}
-	if !given["--dataset-name"] {
-		cfg.DatasetName = demo.dataset
+	if simAlone(given) {
+		cfg.DatasetName, cfg.NumPrompts = demo.dataset, demo.prompts
+		cfg.RandomInputLen, cfg.RandomOutputLen = demo.in, demo.outp
+		return []string{"--sim alone runs a short demo: " + demoFlags + " (with any other flag, the main command's defaults apply)"}, nil
 	}
-	if !given["--num-prompts"] {
-		cfg.NumPrompts = demo.prompts
+	if what, ok := downloads[cfg.DatasetName]; ok && cfg.DatasetPath == "" {
+		name := "--dataset-name " + cfg.DatasetName
+		if !given["--dataset-name"] {
+			name += " (the default)"
+		}
+		notes = append(notes, fmt.Sprintf("--sim with %s downloads %s unless it is cached; offline, give --dataset-path with a local copy or use --dataset-name random-ids", name, what))
 	}
-	if !given["--random-input-len"] {
-		cfg.RandomInputLen = demo.in
+	return notes, nil
+}
+
+// simAlone is whether the flags given are --sim and at most --sim-preset.
+func simAlone(given map[string]bool) bool {
+	for f := range given {
+		if f != "--sim" && f != "--sim-preset" {
+			return false
+		}
 	}
-	if !given["--random-output-len"] {
-		cfg.RandomOutputLen = demo.outp
+	return true
+}
+
+// simResultFile is the file a --sim run without --output-file appended
+// its line to: the default name, dated when the run prepared, which is
+// after start and (but for a setup that straddles midnight) on its day.
+func simResultFile(cfg *bench.Config, start time.Time) string {
+	if cfg.OutputFile != nil {
+		return ""
 	}
-	return nil
+	for _, t := range []time.Time{start, time.Now()} {
+		if name := bench.OutputFile(cfg, t); fileExists(name) {
+			return name
+		}
+	}
+	return ""
+}
+
+// lineWritten is whether a run that ended with err appended its result
+// line and did not already say where (an interrupt's message does).
+func lineWritten(err error) bool {
+	var ee *bench.ExitError
+	if err == nil {
+		return true
+	}
+	return errors.As(err, &ee) && (ee.Code == bench.ExitAllFailed || ee.Code == bench.ExitThresholds)
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
 }
 
 // startSim starts the simulator for --sim and points cfg at it. The

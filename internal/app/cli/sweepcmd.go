@@ -46,7 +46,7 @@ func newSweepParser() *argparse.Parser {
 	g := p.Group(gSweep)
 	g.Add(argparse.Option{Name: "--zip", Action: argparse.StoreTrue, Help: "Pair the lists (the i-th of each) instead of running every combination."})
 	g.Add(argparse.Option{Name: "--sweep-pause", Type: argparse.Float, Default: 2.0, Help: "Seconds the server rests between runs."})
-	g.Add(argparse.Option{Name: "--sweep-profile", Choices: []string{"auto"}, Help: "auto: a concurrency-1 run (the latency floor), an unbounded run (the throughput ceiling), then --sweep-points rates evenly between them."})
+	g.Add(argparse.Option{Name: "--sweep-profile", Choices: []string{"auto"}, Help: "auto: a concurrency-1 run (the latency floor), an unbounded run (the throughput ceiling; with --duration, a closed loop of one request in flight per prompt), then --sweep-points rates evenly between them."})
 	g.Add(argparse.Option{Name: "--sweep-points", Type: argparse.Int, Default: 5, Help: "Rates between the floor and the ceiling with --sweep-profile auto."})
 	g.Add(argparse.Option{Name: "--search", Choices: []string{"request-rate", "max-concurrency"}, Help: "Find the highest load at which every --slo holds, by bracketing and bisection of measured runs, then confirm both ends of the bracket."})
 	g.Add(argparse.Option{Name: "--slo", Action: argparse.Append, Help: "KEY OP NUMBER over a numeric result key, as --threshold (p99_ttft_ms<500); repeatable; what --search must meet."})
@@ -98,6 +98,12 @@ func parseSweep(args []string, cols int) (*sweep.Config, map[string]bool, error)
 	}
 	if err := checkGSP(base); err != nil {
 		return nil, nil, err
+	}
+	// The sweep's own flags count too: --sim alone runs the demo.
+	for _, d := range []string{"zip", "sweep_pause", "sweep_profile", "sweep_points", "search", "slo", "search_tolerance", "search_max_runs", "repeats", "repeat_until_cv"} {
+		if ns.Given(d) {
+			given["--"+strings.ReplaceAll(d, "_", "-")] = true
+		}
 	}
 	sc.Zip = ns.Get("zip").(bool)
 	pause := ns.Get("sweep_pause").(float64)
@@ -196,8 +202,10 @@ func checkSweep(c *sweep.Config, ns *argparse.Namespace) error {
 		return bad("--search %s: give at most one starting value of it, not a list", c.Search)
 	case c.Search != "" && (len(c.InputLens) > 1 || len(c.OutputLens) > 1 || (c.Search == "request-rate" && len(c.Concurrencies) > 1) || (c.Search == "max-concurrency" && len(c.Rates) > 1)):
 		return bad("--search %s: the other flags take one value", c.Search)
-	case c.Profile != "" && len(c.Rates)+len(c.Concurrencies) > 0:
-		return bad("--sweep-profile auto finds its own rates: remove the lists of --request-rate and --max-concurrency")
+	case c.Profile != "" && len(c.Rates) > 0:
+		return bad("--sweep-profile auto finds its own rates: remove --request-rate")
+	case c.Profile != "" && len(c.Concurrencies) > 1:
+		return bad("--sweep-profile auto: give --max-concurrency one value (the cap of its runs but the floor), not a list")
 	case c.Search == "" && c.Profile == "" && ns.Given("sweep_points"):
 		return bad("--sweep-points: only --sweep-profile auto uses it")
 	}
