@@ -58,7 +58,9 @@ func Summarize(p *Plan, e *Execution) *report.Result {
 		Run: run, Summary: sum, Check: check, Records: recs, Start: e.Start, Version: version.String(), Load: ld,
 		Server: e.Server, ServerNote: e.ServerNote, Provenance: e.Provenance,
 	}
-	p.warnServerTokens(e.Server, sum.TotalOutput)
+	if e.Cancelled == 0 { // the server counted the cut requests' tokens too
+		p.warnServerTokens(e.Server, sum.TotalOutput)
+	}
 	if e.Stopped {
 		res.Stop = &report.Stop{NotSent: e.NotSent, Cancelled: e.Cancelled}
 	}

@@ -183,40 +183,29 @@ func (s *searcher) find(ctx context.Context, x0 float64) (outcome, error) {
 	if err != nil {
 		return o, err
 	}
+	// Double from a pass until a load fails, or halve from a failure
+	// until one passes (down to a rate above 0 or a concurrency of 1).
+	step := s.up
 	if pass {
 		o.lo = x0
-		for x := s.up(x0); math.IsNaN(o.hi); x = s.up(x) {
-			if !s.budget() {
-				o.cut = "bracketing"
-				return o, nil
-			}
-			if pass, err = s.eval(ctx, x); err != nil {
-				return o, err
-			}
-			if pass {
-				o.lo = x
-			} else {
-				o.hi = x
-			}
-		}
 	} else {
-		o.hi = x0
-		for x := s.down(x0); math.IsNaN(o.lo) && x > 0 && (s.rate || x >= 1); x = s.down(x) {
-			if !s.budget() {
-				o.cut = "bracketing"
-				return o, nil
-			}
-			if pass, err = s.eval(ctx, x); err != nil {
-				return o, err
-			}
-			if pass {
-				o.lo = x
-			} else {
-				o.hi = x
-			}
-		}
-		if math.IsNaN(o.lo) {
+		o.hi, step = x0, s.down
+	}
+	for x := step(x0); math.IsNaN(o.lo) || math.IsNaN(o.hi); x = step(x) {
+		if !(x > 0) || (!s.rate && x < 1) {
 			return o, nil
+		}
+		if !s.budget() {
+			o.cut = "bracketing"
+			return o, nil
+		}
+		if pass, err = s.eval(ctx, x); err != nil {
+			return o, err
+		}
+		if pass {
+			o.lo = x
+		} else {
+			o.hi = x
 		}
 	}
 	for !s.narrow(o.lo, o.hi) {

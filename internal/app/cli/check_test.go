@@ -126,3 +126,26 @@ func TestUnusedFlagsAreFlags(t *testing.T) {
 		seen[u.flag] = true
 	}
 }
+
+// A sweep over finite rates uses --arrival and --burstiness even when the
+// base --request-rate is inf: no note says otherwise.
+func TestSweepRatesUseArrival(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--search", "request-rate", "--slo", "p99_ttft_ms<100"}, true},
+		{[]string{"--sweep-profile", "auto"}, true},
+		{[]string{"--request-rate", "inf", "10"}, true},
+		{[]string{"--request-rate", "inf"}, false},
+		{[]string{"--max-concurrency", "1", "2"}, false},
+	} {
+		sc, _, err := parseSweep(append([]string{"--dataset-name", "random-ids", "--arrival", "constant"}, c.args...), 80)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if got := sweepsRates(sc); got != c.want {
+			t.Errorf("%v: sweepsRates %v, want %v", c.args, got, c.want)
+		}
+	}
+}

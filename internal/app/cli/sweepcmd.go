@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -230,6 +231,10 @@ func SweepMain(ctx context.Context, args []string, pio IO) int {
 	if code, done := parseOutcome(err, pio); done {
 		return code
 	}
+	if sweepsRates(sc) { // the gaps' shape is used by the finite rates
+		delete(given, "--arrival")
+		delete(given, "--burstiness")
+	}
 	stop, err := setUp(sc.Base, given, pio, sweepProg)
 	if err != nil {
 		return exitCode(err, pio.Stderr)
@@ -245,4 +250,18 @@ func SweepMain(ctx context.Context, args []string, pio IO) int {
 		Cut:       cut,
 	})
 	return exitCode(err, pio.Stderr)
+}
+
+// sweepsRates reports whether the sweep runs a finite request rate
+// anywhere: a search or profile over rates, or a finite rate in the list.
+func sweepsRates(sc *sweep.Config) bool {
+	if sc.Search == "request-rate" || sc.Profile == "auto" {
+		return true
+	}
+	for _, r := range sc.Rates {
+		if !math.IsInf(r, 1) {
+			return true
+		}
+	}
+	return false
 }
