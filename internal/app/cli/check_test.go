@@ -46,6 +46,8 @@ func TestUnusedFlags(t *testing.T) {
 		{args: []string{"--dataset-name", "random", "--gsp-group-distribution", "zipf", "--gsp-zipf-alpha", "1.2"},
 			note: "--gsp-group-distribution: --dataset-name random ignores it (only generated-shared-prefix reads the --gsp-* flags)\n" +
 				"--gsp-zipf-alpha: --dataset-name random ignores it (only generated-shared-prefix reads the --gsp-* flags)"},
+		{args: []string{"--dataset-name", "random", "--gsp-zipf-alpha", "1.2"}, // the reference refuses alpha with uniform
+			note: "--gsp-zipf-alpha: --dataset-name random ignores it (only generated-shared-prefix reads the --gsp-* flags)"},
 		{args: []string{"--dataset-name", "random", "--mooncake-num-rounds", "2"},
 			note: "--mooncake-num-rounds: --dataset-name random ignores it (only mooncake replays a trace)"},
 		{args: []string{"--dataset-name", "mooncake", "--mooncake-workload", "toolagent", "--dataset-path", "t.jsonl"},
