@@ -112,7 +112,7 @@ func statusError(resp *http.Response) string {
 
 // oneLine turns line breaks into spaces (a CRLF into one space).
 func oneLine(b []byte) []byte {
-	if bytes.IndexAny(b, "\r\n") < 0 {
+	if !bytes.ContainsAny(b, "\r\n") {
 		return b
 	}
 	out := make([]byte, 0, len(b))

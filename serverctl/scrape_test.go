@@ -106,7 +106,7 @@ func TestScraperFailureIsAWarning(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		k := n.Add(1)
 		if k == 2 || k == 3 {
-			http.Error(w, "busy", 503)
+			http.Error(w, "busy", http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("# TYPE x counter\nx " + itoa(int(k)) + "\n"))

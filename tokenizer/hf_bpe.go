@@ -193,7 +193,6 @@ type bpeScratch struct {
 	syms []bpeSym
 	heap []bpeMerge
 	buf  []byte
-	ids  []int32
 }
 
 var bpeScratchPool = sync.Pool{New: func() any { return new(bpeScratch) }}
