@@ -63,6 +63,9 @@ type Point struct {
 	// marginal).
 	OutputTokens int
 	MarginalCPU  float64
+	// Verdict is the client's own verdict on the run (client_verdict),
+	// printed beside the error it is meant to foresee.
+	Verdict string
 }
 
 // Matched is the per-request comparison: how many requests and gaps were
@@ -261,6 +264,7 @@ func point(ctx context.Context, o Options, sim *simProc, c int, base float64) (P
 	if err != nil {
 		return p, fmt.Errorf("concurrency %d: %w", c, err)
 	}
+	p.Verdict, _ = res["client_verdict"].(string)
 	p.Reported.TTFT = stats(res, "ttft")
 	p.Reported.ITL = stats(res, "itl")
 	p.PeakRSSMB = float64(ru.Maxrss) / 1024
@@ -659,11 +663,22 @@ func tableText(s string) string {
 
 // writeMatched prints the per-request comparison.
 func writeMatched(w io.Writer, points []Point) {
-	fmt.Fprintln(w, "| concurrency | requests matched | gaps matched | TTFT error p50 | TTFT error p99 | ITL error p50 | ITL error p99 | ITL absolute error p99 |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| concurrency | requests matched | gaps matched | TTFT error p50 | TTFT error p99 | ITL error p50 | ITL error p99 | ITL absolute error p99 | client verdict |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, p := range points {
 		m := p.Matched
-		fmt.Fprintf(w, "| %d | %d | %d | %+.2f | %+.2f | %+.3f | %+.3f | %.3f |\n", p.Concurrency, m.Requests, m.Gaps,
-			m.TTFT.Median, m.TTFT.P99, m.ITL.Median, m.ITL.P99, m.ITLAbsP99)
+		fmt.Fprintf(w, "| %d | %d | %d | %+.2f | %+.2f | %+.3f | %+.3f | %.3f | %s |\n", p.Concurrency, m.Requests, m.Gaps,
+			m.TTFT.Median, m.TTFT.P99, m.ITL.Median, m.ITL.P99, m.ITLAbsP99, verdictWord(p.Verdict))
 	}
+}
+
+// verdictWord is a verdict's judgement, the words before its first colon
+// ("ok", "not verified", "may be distorted"): the table sets it beside
+// the measured error, which says whether the judgement was right.
+func verdictWord(v string) string {
+	if v == "" {
+		return "-"
+	}
+	w, _, _ := strings.Cut(v, ":")
+	return tableText(w)
 }

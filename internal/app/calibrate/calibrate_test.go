@@ -197,3 +197,20 @@ func TestCalibrateFDNote(t *testing.T) {
 		t.Errorf("fdNote(10000, 1024) = %q, want one line naming the limit", got)
 	}
 }
+
+// Each matched row carries the client's judgement of the run, so that the
+// table shows it beside the error it was meant to foresee.
+func TestMatchedShowsVerdict(t *testing.T) {
+	var b strings.Builder
+	writeMatched(&b, []Point{
+		{Concurrency: 1, Verdict: "ok: timing held (0.0% of chunks bunched by late reads, read delay p99 1.31 ms)"},
+		{Concurrency: 1000, Verdict: "may be distorted: 2.1% of chunks bunched by late reads"},
+		{Concurrency: 5},
+	})
+	rows := strings.Split(strings.TrimSpace(b.String()), "\n")
+	for i, want := range []string{"| ok |", "| may be distorted |", "| - |"} {
+		if !strings.HasSuffix(rows[2+i], want) {
+			t.Errorf("row %d = %q, want it to end %q", i, rows[2+i], want)
+		}
+	}
+}
