@@ -150,8 +150,8 @@ func TestOneBatchReusesRunningServer(t *testing.T) {
 		" (--model and server-launch args ignored). Pass --base-url to silence.\n") || !strings.Contains(stdout, "batch size: 2") {
 		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stderr, "warning: --trust-remote-code, --dp-size ignored") {
-		t.Errorf("no warning about the launch flags: %q", stderr)
+	if !strings.Contains(stderr, "note: --trust-remote-code, --dp-size: no effect here") {
+		t.Errorf("no note about the launch flags: %q", stderr)
 	}
 }
 

@@ -195,7 +195,7 @@ func OneBatchMain(ctx context.Context, args []string, pio IO) int {
 		return code
 	}
 	if len(ignored) > 0 {
-		fmt.Fprintf(pio.Stderr, "%s: warning: %s ignored: benchserve never launches a server, it measures the one at --base-url\n",
+		fmt.Fprintf(pio.Stderr, "%s: note: %s: no effect here: benchserve never launches a server, it measures the one at --base-url\n",
 			oneBatchProg, strings.Join(ignored, ", "))
 	}
 	// The first signal lets the case in flight finish and starts no other;
