@@ -14,6 +14,8 @@ import (
 	"unsafe"
 
 	"benchserve/internal/wire/netstamp"
+
+	"golang.org/x/sys/unix"
 )
 
 // The event loop reads plain-HTTP responses on Linux. Go's poller, which
@@ -183,7 +185,9 @@ func (l *evloop) run(rc syscall.RawConn) {
 			// to read more sockets per wake-up, cost more than it saved:
 			// 19 against 10 µs a token at 100 streams, half the
 			// throughput.)
-			r, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), 0, 0, 0)
+			// epoll_pwait with no signal mask is epoll_wait, and it exists on
+			// every Linux architecture (arm64 has no epoll_wait).
+			r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), 0, 0, 0)
 			n := int(r)
 			if errno == syscall.EINTR {
 				continue

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"runtime"
-	"syscall"
 	"time"
 
 	"benchserve/internal/hist"
@@ -34,15 +33,6 @@ func (c *selfCheck) lag(v float64) {
 	if c != nil {
 		c.lags = append(c.lags, v)
 	}
-}
-
-// cpuTime is the process's user plus system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // stop ends the measurement when the last response is in (what the client

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"benchserve/backend"
@@ -170,23 +168,6 @@ func customHeaders(items []string) http.Header {
 func truthy(s string) bool {
 	s = strings.ToLower(s)
 	return s == "true" || s == "1"
-}
-
-// raiseFileLimit lifts the soft open-files limit to 65535 (or the hard
-// limit, if lower), as the reference does, so thousands of streams fit.
-func raiseFileLimit(out io.Writer) {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return
-	}
-	const target = 65535
-	if lim.Cur >= target {
-		return
-	}
-	lim.Cur = min(target, lim.Max)
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		fmt.Fprintf(out, "Fail to set RLIMIT_NOFILE: %v\n", err)
-	}
 }
 
 // names lists the backends with a property, for messages.

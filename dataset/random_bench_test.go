@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"syscall"
 	"testing"
 	"time"
 
@@ -167,17 +166,6 @@ func BenchmarkRandom100k(b *testing.B) {
 			}
 		})
 	}
-}
-
-// cpuTime is the process's user and system time so far; beside the wall
-// time it shows how much of a load ran in parallel, and it is less
-// disturbed by other work on a shared machine.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // heapWatch samples the live heap every 20 ms into peak until stopped.

@@ -18,7 +18,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"benchserve/metrics"
@@ -236,11 +235,11 @@ func startup(ctx context.Context, o Options, sim *simProc, name string, outLen i
 // streams, else "". Go raises each process's soft limit to the hard limit
 // itself, so the hard limit is the one that counts.
 func fdLimitNote(n int) string {
-	var l syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+	hard, ok := hardFileLimit()
+	if !ok {
 		return ""
 	}
-	return fdNote(n, l.Max)
+	return fdNote(n, hard)
 }
 
 // fdNote is fdLimitNote for a hard limit of hard descriptors: each of the
@@ -267,7 +266,7 @@ func point(ctx context.Context, o Options, sim *simProc, c int, base float64) (P
 	p.Verdict, _ = res["client_verdict"].(string)
 	p.Reported.TTFT = stats(res, "ttft")
 	p.Reported.ITL = stats(res, "itl")
-	p.PeakRSSMB = float64(ru.Maxrss) / 1024
+	p.PeakRSSMB = ru.peakRSSMB
 	p.CPUSeconds = cpuSeconds(ru)
 	p.OutputTokens = num(res, "total_output_tokens")
 	p.MarginalCPU = marginal(p.CPUSeconds, base, p.OutputTokens)
@@ -308,7 +307,7 @@ func scale(ctx context.Context, o Options, sim *simProc, base float64) Scale {
 	}
 	sc.Completed = num(res, "completed")
 	sc.Verdict, _ = res["client_verdict"].(string)
-	sc.PeakRSSMB = float64(ru.Maxrss) / 1024
+	sc.PeakRSSMB = ru.peakRSSMB
 	sc.MarginalCPU = marginal(cpuSeconds(ru), base, num(res, "total_output_tokens"))
 	truth, err := sim.truth()
 	if err != nil {
@@ -334,15 +333,15 @@ func throughput(ctx context.Context, o Options, sim *simProc, base float64) (Thr
 	}
 	t.TokensPerSec, _ = res["output_throughput"].(float64)
 	t.CPUMicrosPerToken, _ = res["client_cpu_us_per_output_token"].(float64)
-	t.PeakRSSMB = float64(ru.Maxrss) / 1024
+	t.PeakRSSMB = ru.peakRSSMB
 	t.CPUSeconds = cpuSeconds(ru)
 	t.OutputTokens = num(res, "total_output_tokens")
 	t.MarginalCPU = marginal(t.CPUSeconds, base, t.OutputTokens)
 	return t, nil
 }
 
-func cpuSeconds(ru *syscall.Rusage) float64 {
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+func cpuSeconds(ru usage) float64 {
+	return ru.cpuSeconds
 }
 
 // num is a count from the result line (0 if absent).
@@ -353,7 +352,7 @@ func num(res map[string]any, key string) int {
 
 // client runs one benchserve process against url and returns its result
 // line and resource usage.
-func client(ctx context.Context, o Options, url, out string, extra ...string) (map[string]any, *syscall.Rusage, error) {
+func client(ctx context.Context, o Options, url, out string, extra ...string) (map[string]any, usage, error) {
 	args := append([]string{"--backend", o.Backend, "--base-url", url, "--dataset-name", "random-ids",
 		"--random-input-len", "128", "--random-range-ratio", "1", "--warmup-requests", "0",
 		"--disable-tqdm", "--output-file", out}, extra...)
@@ -362,22 +361,19 @@ func client(ctx context.Context, o Options, url, out string, extra ...string) (m
 	cmd.Stderr = &stderr
 	cmd.Stdout = io.Discard
 	if err := cmd.Run(); err != nil {
-		return nil, nil, &runError{cmd: o.Exe + " " + strings.Join(args, " "), err: err, stderr: strings.TrimSpace(stderr.String())}
+		return nil, usage{}, &runError{cmd: o.Exe + " " + strings.Join(args, " "), err: err, stderr: strings.TrimSpace(stderr.String())}
 	}
-	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if ru == nil {
-		ru = &syscall.Rusage{}
-	}
+	ru := usageOf(cmd.ProcessState)
 	data, err := os.ReadFile(out)
 	if err != nil {
-		return nil, nil, err
+		return nil, usage{}, err
 	}
 	// The result line writes an infinite rate as Infinity, which
 	// encoding/json does not take; the rate is not needed here.
 	line := strings.ReplaceAll(strings.TrimSpace(string(data)), "Infinity", "null")
 	var res map[string]any
 	if err := json.Unmarshal([]byte(line), &res); err != nil {
-		return nil, nil, fmt.Errorf("result %s: %v", out, err)
+		return nil, usage{}, fmt.Errorf("result %s: %v", out, err)
 	}
 	return res, ru, nil
 }
