@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -20,10 +21,19 @@ func TestMain(m *testing.M) {
 	if code != 0 || os.Getenv("BENCHSERVE_RECEIVE") != "" || !eventsOn() || !plainRun() {
 		os.Exit(code)
 	}
-	cmd := exec.Command(os.Args[0], os.Args[1:]...)
+	// Under `go test -exec W` (another architecture's binary run by
+	// qemu), BENCHSERVE_TEST_EXEC=W runs the child the same way.
+	args := os.Args
+	if w := os.Getenv("BENCHSERVE_TEST_EXEC"); w != "" {
+		args = append([]string{w}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "BENCHSERVE_RECEIVE=poller")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
+		if _, ran := err.(*exec.ExitError); !ran {
+			fmt.Fprintf(os.Stderr, "backend: the poller run could not start: %v (under go test -exec, set BENCHSERVE_TEST_EXEC to the same program)\n", err)
+		}
 		os.Exit(1)
 	}
 	os.Exit(0)
