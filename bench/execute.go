@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"benchserve/internal/memtrim"
 	"context"
 	"fmt"
 	"time"
@@ -50,7 +49,6 @@ type Execution struct {
 // interrupt stops the sending (requests in flight get the grace period),
 // and then the Execution covers what completed.
 func Execute(ctx context.Context, p *Plan) (*Execution, error) {
-	memtrim.Executable()
 	r := newRunner(p)
 	// Until the measured run starts, an interrupt ends the execution at
 	// once; from then on it stops the sending, and what was sent is kept.
