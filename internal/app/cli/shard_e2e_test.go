@@ -101,9 +101,14 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 					t.Fatalf("request %d: %+v in the shards, %+v alone", i, g, w)
 				}
 			}
-			// Latencies: the same server, the same load; within a few ms.
+			// Latencies: the same server and load, so the same order of
+			// magnitude. The simulator's steps are real time, and n client
+			// processes beside it on a loaded 2-core machine make them run
+			// late (a 4-shard run's mean E2E read 30 ms against 22 alone), so
+			// the bound is loose; that merging computes the figures exactly
+			// is shown above, by merging the single run's own records.
 			for _, k := range []string{"median_ttft_ms", "mean_e2e_latency_ms", "median_itl_ms"} {
-				if d := math.Abs(num(t, got, k) - num(t, want, k)); d > 5 {
+				if g, w := num(t, got, k), num(t, want, k); g > 2*w+5 || g < w/2-5 {
 					t.Errorf("%s = %v merged, %v alone", k, got[k], want[k])
 				}
 			}
