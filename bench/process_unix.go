@@ -5,19 +5,9 @@ package bench
 import (
 	"fmt"
 	"io"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
-
-// cpuTime is the process's user plus system CPU time.
-func cpuTime() time.Duration {
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // raiseFileLimit lifts the soft open-files limit to 65535 (or the hard
 // limit, if lower), as the reference does, so thousands of streams fit.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"benchserve/internal/cputime"
 	"runtime"
 	"time"
 
@@ -25,7 +26,7 @@ type selfCheck struct {
 func startSelfCheck(n int, withSim bool) *selfCheck {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return &selfCheck{withSim: withSim, cpu0: cpuTime(), gc0: ms.PauseTotalNs, lags: make([]float64, 0, n)}
+	return &selfCheck{withSim: withSim, cpu0: cputime.Self(), gc0: ms.PauseTotalNs, lags: make([]float64, 0, n)}
 }
 
 // lag records one request's pacer lag; a nil check (a warmup) keeps none.
@@ -42,7 +43,7 @@ func (c *selfCheck) stop(readDelay hist.H) metrics.ClientStats {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return metrics.ClientStats{
-		CPU: cpuTime() - c.cpu0, GCPause: time.Duration(ms.PauseTotalNs - c.gc0),
+		CPU: cputime.Self() - c.cpu0, GCPause: time.Duration(ms.PauseTotalNs - c.gc0),
 		Lags: c.lags, ReadDelay: readDelay, Cores: runtime.GOMAXPROCS(0), WithSim: c.withSim,
 	}
 }

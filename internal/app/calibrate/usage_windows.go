@@ -3,6 +3,8 @@ package calibrate
 import (
 	"os"
 	"syscall"
+
+	"benchserve/internal/cputime"
 )
 
 // usageOf reads a finished process's CPU times. Windows gives no peak
@@ -12,13 +14,7 @@ func usageOf(ps *os.ProcessState) usage {
 	if !ok || ru == nil {
 		return usage{}
 	}
-	return usage{cpuSeconds: (span(ru.KernelTime) + span(ru.UserTime)) / 1e9}
-}
-
-// span is a FILETIME that holds a duration, in ns (FILETIME counts 100 ns;
-// its Nanoseconds method is for dates, from 1601).
-func span(f syscall.Filetime) float64 {
-	return float64(int64(f.HighDateTime)<<32|int64(f.LowDateTime)) * 100
+	return usage{cpuSeconds: (cputime.Span(ru.KernelTime) + cputime.Span(ru.UserTime)).Seconds()}
 }
 
 // hardFileLimit: Windows has no open-file limit of this kind.

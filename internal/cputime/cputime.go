@@ -1,0 +1,3 @@
+// Package cputime reads the process's own CPU time, user plus system, on
+// every system the binary builds for.
+package cputime
