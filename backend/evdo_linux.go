@@ -67,7 +67,7 @@ func (c *Client) startEvents(ctx context.Context, t *transport, in *Input, rec *
 	rec.OutputLen = in.OutputLen
 	rec.ID = in.ID
 	var err error
-	if e.buf, e.key, err = c.wire(ctx, in, t.keep); err != nil {
+	if e.buf, e.key, err = c.wire(ctx, in, t); err != nil {
 		fail(rec, record.KindOther, fmt.Sprintf("building the request: %v", err))
 		e.done()
 		return
@@ -84,7 +84,7 @@ func (e *evreq) attempt() {
 	for {
 		var err error
 		if e.buf == nil { // a retry: the request built again
-			if e.buf, _, err = c.wire(e.ctx, e.in, e.t.keep); err != nil {
+			if e.buf, _, err = c.wire(e.ctx, e.in, e.t); err != nil {
 				e.finish(err)
 				return
 			}
@@ -220,19 +220,20 @@ func (c *Client) conclude(ctx context.Context, cn *scratch, rec *record.Record) 
 // wire is in's request as it goes out, head and body, in a pooled
 // buffer, and the key of its server's connections. Without keep-alive
 // it asks the server to close the connection, as the transport does.
-func (c *Client) wire(ctx context.Context, in *Input, keep bool) (*bytes.Buffer, string, error) {
+func (c *Client) wire(ctx context.Context, in *Input, t *transport) (*bytes.Buffer, string, error) {
 	req, err := c.request(ctx, in)
 	if err != nil {
 		return nil, "", err
 	}
-	req.Close = !keep
+	req.Close = !t.keep
 	buf := reqBufs.Get().(*bytes.Buffer)
 	buf.Reset()
-	if err := req.Write(buf); err != nil {
+	key := connKey(req)
+	if err := t.writeHead(req, key, buf); err != nil {
 		putWire(buf)
 		return nil, "", err
 	}
-	return buf, connKey(req), nil
+	return buf, key, nil
 }
 
 func putWire(buf *bytes.Buffer) {

@@ -282,10 +282,15 @@ func (l *evloop) watch(s *sock, state int32) error {
 	return nil
 }
 
-// dialSock connects to addr and takes the socket over from package net,
-// for the next loop (eventsOn must have said yes).
-func (t *transport) dialSock(ctx context.Context, key, addr string) (*sock, error) {
-	conn, err := t.dialer.DialContext(ctx, "tcp", addr)
+// dialSock connects to key's server, or its proxy, and takes the socket
+// over from package net, for the next loop (eventsOn must have said yes).
+func (t *transport) dialSock(ctx context.Context, key string) (*sock, error) {
+	r := t.routeFor(key)
+	if r.err != nil {
+		return nil, r.err
+	}
+	_, addr := splitKey(key)
+	conn, err := t.dialer.DialContext(ctx, "tcp", r.addr(addr))
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ func eventsOn() bool               { return false }
 func eventsFor(*Client) *transport { return nil }
 func (s *sock) close()             {}
 func (s *sock) alive() bool        { return false }
-func (t *transport) dialSock(context.Context, string, string) (*sock, error) {
+func (t *transport) dialSock(context.Context, string) (*sock, error) {
 	panic("no event loop")
 }
 func (c *Client) startEvents(context.Context, *transport, *Input, *record.Record, time.Time, func()) {

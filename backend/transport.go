@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"benchserve/internal/netproxy"
 	"benchserve/internal/wire/netstamp"
 )
 
@@ -39,6 +40,9 @@ type transport struct {
 	idle      map[string][]*pconn // by scheme://host:port, the most recently used last
 	idleSocks map[string][]*sock  // the event loop's, likewise
 	tlsBy     map[string]*tls.Config
+
+	proxy  netproxy.Func // nil: every connection direct
+	routes map[string]*route
 }
 
 var _ http.RoundTripper = (*transport)(nil)
@@ -149,7 +153,7 @@ func (t *transport) exchange(pc *pconn, req *http.Request, note *sendNote) (resp
 	pc.nread = 0
 	buf := reqBufs.Get().(*bytes.Buffer)
 	buf.Reset()
-	err = req.Write(buf)
+	err = t.writeHead(req, pc.key, buf)
 	if err == nil {
 		var gate *Gate
 		if note != nil {
@@ -229,7 +233,11 @@ func (t *transport) get(ctx context.Context, key string, fresh bool) (pc *pconn,
 // dial opens a new connection to key, with its TLS handshake for https.
 func (t *transport) dial(ctx context.Context, key string) (*pconn, error) {
 	scheme, addr := splitKey(key)
-	conn, err := t.dialer.DialContext(ctx, "tcp", addr)
+	r := t.routeFor(key)
+	if r.err != nil {
+		return nil, r.err
+	}
+	conn, err := t.dialer.DialContext(ctx, "tcp", r.addr(addr))
 	if err != nil {
 		return nil, err
 	}
@@ -240,6 +248,12 @@ func (t *transport) dial(ctx context.Context, key string) (*pconn, error) {
 	pc.stamps, _ = conn.(netstamp.Stamped)
 	if sc, ok := conn.(syscall.Conn); ok {
 		pc.raw, _ = sc.SyscallConn()
+	}
+	if scheme == "https" && r.proxy != nil {
+		if err := t.tunnel(ctx, conn, addr, r); err != nil {
+			conn.Close()
+			return nil, err
+		}
 	}
 	if scheme == "https" {
 		tc := tls.Client(conn, t.tlsFor(addr))
@@ -382,13 +396,13 @@ func (t *transport) preconnect(ctx context.Context, key string, n int) (int, err
 	// (somaxconn, often 4096) drops the SYNs of a larger burst, whose
 	// connects then wait a second for the retry.
 	wave := make(chan struct{}, dialWave)
-	scheme, addr := splitKey(key)
+	scheme, _ := splitKey(key)
 	for range n {
 		go func() {
 			wave <- struct{}{}
 			defer func() { <-wave }()
 			if events && scheme == "http" {
-				s, err := t.dialSock(ctx, key, addr)
+				s, err := t.dialSock(ctx, key)
 				if err == nil {
 					t.putSock(s)
 				}
@@ -429,8 +443,7 @@ func (t *transport) getSock(ctx context.Context, key string, fresh bool) (s *soc
 		}
 		s.close()
 	}
-	_, addr := splitKey(key)
-	s, err = t.dialSock(ctx, key, addr)
+	s, err = t.dialSock(ctx, key)
 	return s, false, err
 }
 

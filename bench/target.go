@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"benchserve/backend"
 	"benchserve/dataset"
+	"benchserve/internal/netproxy"
 	"benchserve/report"
 	"benchserve/serverctl"
 )
@@ -202,4 +204,26 @@ func profileOptions(cfg *Config, getenv func(string) string) serverctl.ProfileOp
 		StartStep: cfg.ProfileStartStep, Steps: cfg.ProfileSteps, NumSteps: cfg.ProfileNumSteps,
 		Prefix: cfg.ProfilePrefix, OutputDir: dir,
 	}
+}
+
+// proxyFor is the environment's proxy choice (HTTP_PROXY, HTTPS_PROXY,
+// NO_PROXY) for the benchmark's requests, refused before any request when
+// the transport cannot use it, and named in a note when base goes through
+// one: the reference's aiohttp session ignores the variables, so a proxy
+// must never be a surprise.
+func proxyFor(base string, env Env) (netproxy.Func, error) {
+	f := netproxy.FromEnv(env.Getenv)
+	u, err := url.Parse(base)
+	if err != nil {
+		return f, nil // the URL's own error is reported where it is used
+	}
+	p, err := netproxy.Check(f, u)
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
+		fmt.Fprintf(env.Stderr, "benchserve: note: requests to %s go through the proxy %s (%s); NO_PROXY=%s sends them direct\n",
+			u.Host, netproxy.Redact(p), netproxy.Name(u.Scheme), u.Hostname())
+	}
+	return f, nil
 }

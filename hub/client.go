@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"benchserve/internal/netproxy"
 )
 
 // DefaultEndpoint is the Hub used when HF_ENDPOINT is not set.
@@ -40,8 +42,8 @@ type Client struct {
 // FromEnv returns a Client set up from the environment variables that
 // huggingface_hub reads: HF_ENDPOINT, HF_TOKEN (else the token file
 // $HF_TOKEN_PATH or $HF_HOME/token), HF_HUB_CACHE, HF_HOME, XDG_CACHE_HOME
-// and HF_HUB_OFFLINE, with their older names as fallbacks, read with getenv
-// (nil: the process environment).
+// and HF_HUB_OFFLINE, with their older names as fallbacks, and the proxy
+// variables, read with getenv (nil: the process environment).
 func FromEnv(getenv func(string) string) *Client {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -102,6 +104,9 @@ func fromEnv(getenv func(string) string, home string) *Client {
 	}
 
 	c.Offline = isTrue(first("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+	// Downloads honour HTTP_PROXY, HTTPS_PROXY and NO_PROXY, as
+	// huggingface_hub's requests do, read with the same getenv.
+	c.HTTP = &http.Client{Transport: netproxy.Transport(netproxy.FromEnv(getenv))}
 	return c
 }
 

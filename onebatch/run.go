@@ -16,6 +16,7 @@ import (
 	"benchserve/backend"
 	"benchserve/bench"
 	"benchserve/hub"
+	"benchserve/internal/netproxy"
 	"benchserve/internal/py/pyrand"
 	"benchserve/report"
 	"benchserve/serverctl"
@@ -71,7 +72,7 @@ func Run(ctx context.Context, c *Config, env Env) error {
 	r := &runner{cfg: c, env: env, py: pyrand.NewPython(int64(c.Seed)), np: pyrand.NewNumPy(uint32(c.Seed))}
 	setup, cases, stop := watch(ctx, env)
 	defer stop()
-	hc := backend.NewHTTPClient(backend.ClientOptions{KeepAlive: true, ConnectTimeout: c.Idle})
+	hc := backend.NewHTTPClient(backend.ClientOptions{KeepAlive: true, ConnectTimeout: c.Idle, Proxy: netproxy.FromEnv(env.Getenv)})
 	defer hc.CloseIdleConnections()
 	// Unlike the reference, the API key goes with every call, as in the
 	// main command; a server without one ignores it.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"benchserve/hub"
+	"benchserve/internal/netproxy"
 )
 
 // ModelScope, as the modelscope library's model_file_download uses it:
@@ -44,8 +45,8 @@ type modelScope struct {
 
 func newModelScope(opt ResolveOptions) *modelScope {
 	ms := &modelScope{http: opt.HTTP}
-	if ms.http == nil {
-		ms.http = &http.Client{}
+	if ms.http == nil { // the proxy variables as Getenv reads them
+		ms.http = &http.Client{Transport: netproxy.Transport(netproxy.FromEnv(opt.Getenv))}
 	}
 	domain := strings.TrimRight(opt.Getenv("MODELSCOPE_DOMAIN"), "/")
 	switch {

@@ -22,7 +22,8 @@ type ResolveOptions struct {
 	// Getenv reads SGLANG_USE_MODELSCOPE and ModelScope's MODELSCOPE_CACHE,
 	// MODELSCOPE_DOMAIN and HF_HUB_OFFLINE; nil means os.Getenv.
 	Getenv func(string) string
-	// HTTP is the client for ModelScope; nil means a plain client.
+	// HTTP is the client for ModelScope; nil means one with the proxy
+	// variables Getenv reads.
 	HTTP *http.Client
 	// Revision is the hub revision; "" means the default branch.
 	Revision string

@@ -1,7 +1,7 @@
 // Package testenv holds the rules by which tests decide that something they
 // need from outside Go is missing, for the tests only (nothing else imports
-// it): the npm packages of the parity tests' reference files, and the
-// kernel's receive times.
+// it): the npm packages of the parity tests' reference files, the
+// kernel's receive times, a headless browser and a forward proxy.
 //
 // A fresh checkout's `go test ./...` needs Go alone: a test that needs a
 // missing one skips, saying how to enable it. .ci/run installs the npm
@@ -10,6 +10,8 @@
 //
 //	BENCHSERVE_PARITY=1         the npm reference files must be installed
 //	BENCHSERVE_KERNEL_STAMPS=1  the kernel must stamp TCP reads (SO_TIMESTAMPNS)
+//	BENCHSERVE_BROWSER=1        Debian's chromium must be installed
+//	BENCHSERVE_PROXY=1          Debian's tinyproxy must be installed
 package testenv
 
 import (
@@ -202,6 +204,27 @@ func Chromium(t testing.TB) string {
 	msg := "no chromium: install Debian's chromium (apt-get install chromium), as .ci/run does"
 	if required(t, BrowserVar) {
 		t.Fatalf("%s=1 but %s", BrowserVar, msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// ProxyVar makes a missing forward proxy a failure (.ci/run installs
+// Debian's tinyproxy).
+const ProxyVar = "BENCHSERVE_PROXY"
+
+// tinyproxyPath returns the path of Debian's tinyproxy, or skips t saying
+// how to install it; under BENCHSERVE_PROXY=1 it fails t.
+func tinyproxyPath(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"/usr/bin/tinyproxy", "/usr/sbin/tinyproxy"} {
+		if _, err := os.Stat(name); err == nil {
+			return name
+		}
+	}
+	msg := "no tinyproxy: install Debian's tinyproxy (apt-get install tinyproxy), as .ci/run does"
+	if required(t, ProxyVar) {
+		t.Fatalf("%s=1 but %s", ProxyVar, msg)
 	}
 	t.Skip(msg)
 	return ""
