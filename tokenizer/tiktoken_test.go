@@ -489,3 +489,17 @@ func TestRanksMatchPackage(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRanksTable is the work of an encoding's first Load.
+func BenchmarkRanksTable(b *testing.B) {
+	for _, e := range []*encoding{o200kBase, cl100kBase} {
+		b.Run(e.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := newRankTable(e.data, e.vocab); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
