@@ -1,11 +1,21 @@
 package tokenizer
 
 import (
+	_ "embed"
 	"fmt"
 	"strings"
 	"sync"
+)
 
-	tk "github.com/tiktoken-go/tokenizer"
+// The encodings' vocabularies, OpenAI's tiktoken ranks (MIT licence) in a
+// compact form made by tools/tiktokengen; ranks/README.md says from what.
+//
+//go:generate go run ../tools/tiktokengen
+var (
+	//go:embed ranks/o200k_base.ranks
+	o200kRanks string
+	//go:embed ranks/cl100k_base.ranks
+	cl100kRanks string
 )
 
 // Load returns the tokenizer called name: a built-in OpenAI encoding
@@ -18,34 +28,38 @@ func Load(name string) (Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer %q: not a built-in encoding (o200k_base, cl100k_base, or an OpenAI model name); use Resolve for Hugging Face tokenizers", name)
 	}
 	enc.once.Do(enc.init)
+	if enc.err != nil {
+		return nil, fmt.Errorf("tokenizer %q: %v", name, enc.err)
+	}
 	return &tiktoken{name: name, enc: enc}, nil
 }
 
 // encoding is one built-in tiktoken encoding, shared by every Tokenizer that
-// uses it. tiktoken-go supplies the vocabulary; splitting and merging are
-// ours: the hand-written split matchers of the Hugging Face engine (checked
-// against the regexes by FuzzFastSplit) and tiktoken's rank-based byte-pair
-// merge, several times faster than the library's regexp2 path, and without
-// its bug of dropping U+007F.
+// uses it: the split matchers of the Hugging Face engine (hand-written,
+// checked against the regexes by FuzzFastSplit) and tiktoken's rank-based
+// byte-pair merge over the embedded ranks.
 type encoding struct {
-	id tk.Encoding
+	name string
 	// vocab is the number of ordinary ids: [0, vocab) is dense.
 	vocab   int
 	special map[int]string
 	pattern string
+	data    string // the .ranks file
 
 	once  sync.Once
+	err   error
 	split matcher
 	// ranks maps a token's bytes to its id (tiktoken's rank) and back.
 	ranks *rankTable
 }
 
-// The special ids are tiktoken's; the library knows them but does not
-// expose them, and it never emits them from Encode.
+// The special ids are tiktoken's (openai_public.py), not in the .ranks
+// files; TestRanksMatchPackage checks them against the npm package.
 var (
 	o200kBase = &encoding{
-		id:      tk.O200kBase,
+		name:    "o200k_base",
 		vocab:   199998,
+		data:    o200kRanks,
 		pattern: o200kPattern,
 		special: map[int]string{
 			199999: "<|endoftext|>",
@@ -53,8 +67,9 @@ var (
 		},
 	}
 	cl100kBase = &encoding{
-		id:      tk.Cl100kBase,
+		name:    "cl100k_base",
 		vocab:   100256,
+		data:    cl100kRanks,
 		pattern: llama3Pattern, // cl100k_base's, which Llama-3 took over
 		special: map[int]string{
 			100257: "<|endoftext|>",
@@ -120,36 +135,13 @@ func lookup(name string) *encoding {
 	return nil
 }
 
+// init builds the tables on first use: the pieces stay where go:embed put
+// them, in the binary's read-only data; only their offsets and the index
+// are made.
 func (e *encoding) init() {
-	// Get fails only for an unknown encoding, and ours are constants.
-	c, _ := tk.Get(e.id)
-	// The library keeps its token → id table to itself, so the table is
-	// read back through Decode, one id at a time (see TestTiktokenInit for
-	// what that costs).
-	c.SetErrorMode(tk.ErrorModeNone) // the bytes, not U+FFFD for partial UTF-8
-	id := []uint{0}
-	e.ranks = newRankTable(e.vocab, func(i int) string {
-		id[0] = uint(i)
-		piece, _ := c.Decode(id) // [0, vocab) is dense: no error
-		return piece
-	})
-	e.release()
+	e.ranks, e.err = newRankTable(e.data, e.vocab)
 	// Both patterns have hand-written matchers, so this cannot fail.
 	e.split, _ = compileRegex(e.pattern)
-}
-
-// release frees the library's copy of the table (see libvocab.go), unless
-// keepLibrary says a test still compares with the library.
-func (e *encoding) release() {
-	if keepLibrary {
-		return
-	}
-	switch e.id {
-	case tk.O200kBase:
-		o200kLibVocab = nil
-	case tk.Cl100kBase:
-		cl100kLibVocab = nil
-	}
 }
 
 // appendPiece appends the ids of one piece of split text: its own id when it

@@ -2,16 +2,21 @@ package tokenizer
 
 import (
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
-	tk "github.com/tiktoken-go/tokenizer"
+	"benchserve/internal/testenv"
 )
 
 func mustLoad(t testing.TB, name string) Tokenizer {
@@ -52,7 +57,7 @@ func TestLoadAliases(t *testing.T) {
 		if tok.Name() != tt.name {
 			t.Errorf("Load(%q).Name() = %q", tt.name, tok.Name())
 		}
-		if got := tok.(*tiktoken).enc.id; string(got) != tt.enc {
+		if got := tok.(*tiktoken).enc.name; got != tt.enc {
 			t.Errorf("Load(%q) uses %s, want %s", tt.name, got, tt.enc)
 		}
 	}
@@ -91,9 +96,7 @@ func TestEncodeKnownIDs(t *testing.T) {
 
 // TestTiktokenGolden compares with OpenAI's tiktoken itself: ids written
 // by tools/tokgolden/tiktoken.js (tiktoken's Rust code through its WASM
-// build) for a generated corpus. tiktoken-go, whose vocabulary we use, is not
-// the oracle: its generated regex matcher drops U+007F and splits some runs
-// of whitespace differently from the regex.
+// build) for a generated corpus, which ends with mixedText(4096).
 func TestTiktokenGolden(t *testing.T) {
 	f, err := os.Open("testdata/golden/tiktoken.json.gz")
 	if err != nil {
@@ -110,6 +113,9 @@ func TestTiktokenGolden(t *testing.T) {
 	}
 	if err := json.NewDecoder(zr).Decode(&g); err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Contains(g.Texts, mixedText(4096)) {
+		t.Error("the corpus lacks mixedText(4096): tiktoken.js's copy of mixedText differs from this one")
 	}
 	for name, want := range g.IDs {
 		tok := mustLoad(t, name)
@@ -136,7 +142,7 @@ func TestConstants(t *testing.T) {
 }
 
 // TestVocabSizeDense checks that every id below VocabSize decodes to some
-// text and that VocabSize itself is not an ordinary token.
+// text and that VocabSize itself names no token.
 func TestVocabSizeDense(t *testing.T) {
 	for _, name := range []string{"o200k_base", "cl100k_base"} {
 		tok := mustLoad(t, name)
@@ -144,17 +150,14 @@ func TestVocabSizeDense(t *testing.T) {
 		if n < 100000 {
 			t.Fatalf("%s: VocabSize %d", name, n)
 		}
-		dec, _ := tk.Get(tk.Encoding(name))
+		enc := tok.(*tiktoken).enc
 		for id := range n {
-			if s, err := dec.Decode([]uint{uint(id)}); err != nil || s == "" {
-				t.Fatalf("%s: id %d decodes to %q, %v", name, id, s, err)
-			}
-			if tok.Decode([]int{id}) == "" {
-				t.Fatalf("%s: Decode([%d]) is empty", name, id)
+			if enc.ranks.piece(id) == "" || tok.Decode([]int{id}) == "" {
+				t.Fatalf("%s: id %d decodes to nothing", name, id)
 			}
 		}
-		if _, err := dec.Decode([]uint{uint(n)}); err == nil {
-			t.Errorf("%s: id %d (VocabSize) is an ordinary token: the dense range is larger", name, n)
+		if got := tok.Decode([]int{n}); got != "" {
+			t.Errorf("%s: id %d (VocabSize) decodes to %q", name, n, got)
 		}
 	}
 }
@@ -369,43 +372,134 @@ func BenchmarkDecode(b *testing.B) {
 	b.ReportMetric(float64(len(ids))*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
 
-// TestTiktokenInit checks the table read back from the library, and logs
-// what building it costs beyond the library's own (which Get pays first).
-func TestTiktokenInit(t *testing.T) {
+// TestRanksTable checks the tables built from the embedded ranks: every
+// id maps to its bytes and back, and building them is timed.
+func TestRanksTable(t *testing.T) {
 	for _, base := range []*encoding{o200kBase, cl100kBase} {
-		c, _ := tk.Get(base.id)
-		enc := &encoding{id: base.id, vocab: base.vocab, pattern: base.pattern, special: base.special}
 		start := time.Now()
-		enc.init()
-		t.Logf("%s: %d ranks read in %v", base.id, len(enc.ranks.off)-1, time.Since(start).Round(time.Millisecond))
-		if len(enc.ranks.off)-1 != enc.vocab {
-			t.Errorf("%s: %d pieces, want %d", base.id, len(enc.ranks.off)-1, enc.vocab)
-		}
-		// Every id maps to its bytes and back.
-		for i := range enc.vocab {
-			if r, ok := enc.ranks.rank(enc.ranks.piece(i)); !ok || int(r) != i {
-				t.Fatalf("%s: id %d → %q → %d, %v", base.id, i, enc.ranks.piece(i), r, ok)
-			}
-		}
-		if _, ok := enc.ranks.rank("\x00no such token\xff"); ok {
-			t.Errorf("%s: a string that is no token has a rank", base.id)
-		}
-		text := mixedText(4 << 10)
-		want, _, err := c.Encode(text)
+		table, err := newRankTable(base.data, base.vocab)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tok := &tiktoken{enc: enc}
-		var got []uint
-		for _, id := range tok.Encode(text, false) {
-			got = append(got, uint(id))
+		t.Logf("%s: %d ranks indexed in %v", base.name, len(table.off)-1, time.Since(start).Round(time.Millisecond))
+		if len(table.off)-1 != base.vocab {
+			t.Errorf("%s: %d pieces, want %d", base.name, len(table.off)-1, base.vocab)
 		}
-		if !slices.Equal(got, want) {
-			t.Errorf("%s: Encode differs from the library's", base.id)
+		for i := range base.vocab {
+			if r, ok := table.rank(table.piece(i)); !ok || int(r) != i {
+				t.Fatalf("%s: id %d → %q → %d, %v", base.name, i, table.piece(i), r, ok)
+			}
+		}
+		if _, ok := table.rank("\x00no such token\xff"); ok {
+			t.Errorf("%s: a string that is no token has a rank", base.name)
 		}
 	}
 	o200kBase.once.Do(o200kBase.init)
 	if r, _ := o200kBase.ranks.rank("hello"); r != 24912 {
 		t.Errorf("o200k_base: hello = %d, want 24912", r)
+	}
+}
+
+func TestRanksTableCorrupt(t *testing.T) {
+	for _, tt := range []struct {
+		data, err string
+		n         int
+	}{
+		{"\x01", "built-in ranks: 1 bytes, too short for 2 lengths", 2},
+		{"\x01\x02abcd", "built-in ranks: lengths add up to 3 bytes, the pieces are 4", 2},
+		{"\x01\x02ab", "built-in ranks: lengths add up to 3 bytes, the pieces are 2", 2},
+	} {
+		if _, err := newRankTable(tt.data, tt.n); err == nil || err.Error() != tt.err {
+			t.Errorf("newRankTable(%q, %d) error = %v, want %q", tt.data, tt.n, err, tt.err)
+		}
+	}
+	if table, err := newRankTable("\x01\x02abc", 2); err != nil || table.piece(1) != "bc" {
+		t.Errorf("newRankTable of a b c: %v", err)
+	}
+}
+
+// TestRanksAreOpenAIs checks the embedded files: each is the one
+// tools/tiktokengen wrote (its SHA-256, as ranks/README.md gives it), and
+// its tokens, written out as a .tiktoken file, are OpenAI's (the SHA-256
+// tiktoken's openai_public.py expects of the file it downloads).
+func TestRanksAreOpenAIs(t *testing.T) {
+	for _, tt := range []struct {
+		enc                *encoding
+		file, tiktokenFile string
+	}{
+		{o200kBase, "440741350e7cfa1c0f4869ce742d1b043550adbda5187adcac9e787edac6fba9", "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"},
+		{cl100kBase, "18288f996f452d44e0e65996176591a4b712a3eb1b42afd6f0511e735c099480", "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"},
+	} {
+		if got := sha256.Sum256([]byte(tt.enc.data)); hex.EncodeToString(got[:]) != tt.file {
+			t.Errorf("ranks/%s.ranks: SHA-256 %x, want %s", tt.enc.name, got, tt.file)
+		}
+		table, err := newRankTable(tt.enc.data, tt.enc.vocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha256.New()
+		for id := range tt.enc.vocab {
+			h.Write([]byte(base64.StdEncoding.EncodeToString([]byte(table.piece(id))) + " " + strconv.Itoa(id) + "\n"))
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != tt.tiktokenFile {
+			t.Errorf("%s: as a .tiktoken file, SHA-256 %s, want OpenAI's %s", tt.enc.name, got, tt.tiktokenFile)
+		}
+	}
+}
+
+// TestRanksMatchPackage compares with the npm package tiktoken the files
+// are made from: the same tokens, and the special ids and split pattern
+// written here by hand.
+func TestRanksMatchPackage(t *testing.T) {
+	for _, e := range []*encoding{o200kBase, cl100kBase} {
+		b, err := os.ReadFile(testenv.TokGolden.File(t, "tiktoken/encoders/"+e.name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pkg struct {
+			PatStr        string         `json:"pat_str"`
+			SpecialTokens map[string]int `json:"special_tokens"`
+			BPERanks      string         `json:"bpe_ranks"`
+		}
+		if err := json.Unmarshal(b, &pkg); err != nil {
+			t.Fatal(err)
+		}
+		if pkg.PatStr != e.pattern {
+			t.Errorf("%s: pattern %q, the package's %q", e.name, e.pattern, pkg.PatStr)
+		}
+		special := map[int]string{}
+		for text, id := range pkg.SpecialTokens {
+			special[id] = text
+		}
+		if !maps.Equal(special, e.special) {
+			t.Errorf("%s: special ids %v, the package's %v", e.name, e.special, special)
+		}
+		table, err := newRankTable(e.data, e.vocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		toks := strings.Split(pkg.BPERanks, " ")[2:]
+		if len(toks) != e.vocab {
+			t.Fatalf("%s: the package has %d tokens, want %d", e.name, len(toks), e.vocab)
+		}
+		for id, tok := range toks {
+			if want, _ := base64.StdEncoding.DecodeString(tok); table.piece(id) != string(want) {
+				t.Fatalf("%s: id %d is %q, the package's %q", e.name, id, table.piece(id), want)
+			}
+		}
+	}
+}
+
+// BenchmarkRanksTable is the work of an encoding's first Load.
+func BenchmarkRanksTable(b *testing.B) {
+	for _, e := range []*encoding{o200kBase, cl100kBase} {
+		b.Run(e.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := newRankTable(e.data, e.vocab); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -56,8 +56,9 @@ type NPM struct {
 
 var (
 	// TokGolden holds the tokenizer.json files (and the ones its
-	// postinstall derives) that tokenizer/testdata/golden was written from.
-	TokGolden = NPM{Dir: "tools/tokgolden", What: "the HF reference files (tokenizer.json of each tokenizer family)"}
+	// postinstall derives) that tokenizer/testdata/golden was written from,
+	// and tiktoken, the source of tokenizer/ranks.
+	TokGolden = NPM{Dir: "tools/tokgolden", What: "the tokenizer reference files (tokenizer.json of each HF family, tiktoken's ranks)"}
 	// ChatGolden holds the tokenizer configs and chat templates that
 	// tokenizer/testdata/chat was written from.
 	ChatGolden = NPM{Dir: "tools/chatgolden", What: "the chat template reference files (tokenizer configs and templates)"}

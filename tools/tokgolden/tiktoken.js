@@ -19,6 +19,23 @@ for (let i = 0; i < 2000; i++) {
   texts.push(s);
 }
 texts.push("a".repeat(500), " ".repeat(300), "1234567".repeat(50), "ab ".repeat(400), "\n    \n", "a\x7fb");
+// Prose, code, numbers, CJK and emoji: mixedText(4096) of tiktoken_test.go.
+function mixedText(n) {
+  const parts = [
+    "The quick brown fox jumps over the lazy dog. ",
+    "func main() {\n\tfmt.Println(\"hello, world\")\n}\n",
+    "Revenue grew 12.5% to $3,141,592 in Q3 2024; margins held at 0.618. ",
+    "机器学习模型的推理速度很重要。",
+    "Les élèves étudient l'histoire de l'Europe. ",
+    "🚀🔥 emoji run 🦀🐍 ",
+    "    indented    spaces\n\n\n",
+    "<div class=\"row\"><span>42</span></div>\n",
+  ];
+  let s = "";
+  for (let i = 0; Buffer.byteLength(s) < n; i++) s += parts[(i * 7 + Math.floor(i / parts.length)) % parts.length];
+  return s;
+}
+texts.push(mixedText(4096));
 const out = { texts, ids: {} };
 for (const name of ["o200k_base", "cl100k_base"]) {
   const enc = get_encoding(name);
