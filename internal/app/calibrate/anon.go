@@ -90,8 +90,8 @@ func perStreamKB(a, b Scale) float64 {
 	return (b.PeakAnonMB - a.PeakAnonMB) * 1024 / float64(b.Streams-a.Streams)
 }
 
-// mbCell is a memory figure for a table cell: "-" when not measured.
-func mbCell(v float64) string {
+// memCell is a memory figure for a table cell: "-" when not measured.
+func memCell(v float64) string {
 	if math.IsNaN(v) {
 		return "-"
 	}

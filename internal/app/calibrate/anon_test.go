@@ -90,6 +90,26 @@ func TestPerStreamKB(t *testing.T) {
 	}
 }
 
+func TestWriteSlope(t *testing.T) {
+	slope := func(scs ...Scale) string {
+		var b strings.Builder
+		writeSlope(&b, scs)
+		return b.String()
+	}
+	a := Scale{Streams: 1000, Completed: 1000, PeakAnonMB: 30}
+	b := Scale{Streams: 10000, Completed: 10000, PeakAnonMB: 100.3125}
+	if got, want := slope(a, Scale{Streams: 5000}, b), "\nKB per stream (RssAnon slope, 1,000→10,000): 8.0\n"; got != want {
+		t.Errorf("slope line %q, want %q", got, want)
+	}
+	b.PeakAnonMB = math.NaN() // not Linux
+	if got, want := slope(a, b), "\nKB per stream (RssAnon slope, 1,000→10,000): -\n"; got != want {
+		t.Errorf("slope line %q, want %q", got, want)
+	}
+	if got := slope(a); got != "" {
+		t.Errorf("one scale point: %q, want no line", got)
+	}
+}
+
 func TestScaleCounts(t *testing.T) {
 	for _, c := range []struct {
 		in   []int

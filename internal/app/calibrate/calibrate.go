@@ -228,10 +228,7 @@ func matrix(ctx context.Context, o Options) error {
 	fmt.Fprintf(o.Out, "\nScale: %s streams at once, each count a run of its own, %d tokens each, against the same simulator (a one-request run of %d tokens took %s s of client CPU); errors matched request by request as above, in ms.\n\n",
 		countList(counts), o.ScaleOutputLen, o.ScaleOutputLen, fixed(sb, 3))
 	writeScale(o.Out, scs)
-	if len(scs) > 1 {
-		first, last := scs[0], scs[len(scs)-1]
-		fmt.Fprintf(o.Out, "\nKB per stream (RssAnon slope, %s→%s): %s\n", group(first.Streams), group(last.Streams), fixed(perStreamKB(first, last), 1))
-	}
+	writeSlope(o.Out, scs)
 	return nil
 }
 
@@ -651,7 +648,7 @@ func writeMatrix(w io.Writer, points []Point) {
 		fmt.Fprintf(w, "| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %.2f | %s |\n", p.Concurrency, p.Requests,
 			cell(p.Reported.TTFT.Mean, p.True.TTFT.Mean), cell(p.Reported.TTFT.Median, p.True.TTFT.Median), cell(p.Reported.TTFT.P99, p.True.TTFT.P99),
 			cell(p.Reported.ITL.Mean, p.True.ITL.Mean), cell(p.Reported.ITL.Median, p.True.ITL.Median), cell(p.Reported.ITL.P99, p.True.ITL.P99),
-			mbCell(p.PeakRSSMB), mbCell(p.PeakAnonMB), p.CPUSeconds, fixed(p.MarginalCPU, 3))
+			memCell(p.PeakRSSMB), memCell(p.PeakAnonMB), p.CPUSeconds, fixed(p.MarginalCPU, 3))
 	}
 }
 
@@ -659,7 +656,7 @@ func writeMatrix(w io.Writer, points []Point) {
 func writeThroughput(w io.Writer, t Throughput) {
 	fmt.Fprintln(w, "| output tokens/s | client CPU µs per output token, the client's own in-run figure | client CPU µs per output token, marginal | client peak RSS (MB) | client peak RssAnon (MB) |")
 	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|")
-	fmt.Fprintf(w, "| %.0f | %.3f | %s | %s | %s |\n", t.TokensPerSec, t.CPUMicrosPerToken, fixed(t.MarginalCPU, 3), mbCell(t.PeakRSSMB), mbCell(t.PeakAnonMB))
+	fmt.Fprintf(w, "| %.0f | %.3f | %s | %s | %s |\n", t.TokensPerSec, t.CPUMicrosPerToken, fixed(t.MarginalCPU, 3), memCell(t.PeakRSSMB), memCell(t.PeakAnonMB))
 }
 
 // writeScale prints the scale points' table, a row each: a row holds
@@ -673,7 +670,7 @@ func writeScale(w io.Writer, scs []Scale) {
 		completed, ttftMean, ttftP99, itl, cpu, rss, anon := dash, dash, dash, dash, dash, dash, dash
 		if sc.Completed >= 0 {
 			completed = strconv.Itoa(sc.Completed)
-			cpu, rss, anon = fixed(sc.MarginalCPU, 3), mbCell(sc.PeakRSSMB), mbCell(sc.PeakAnonMB)
+			cpu, rss, anon = fixed(sc.MarginalCPU, 3), memCell(sc.PeakRSSMB), memCell(sc.PeakAnonMB)
 		}
 		if m := sc.Matched; m.Requests > 0 {
 			ttftMean, ttftP99 = fmt.Sprintf("%+.2f", m.TTFT.Mean), fmt.Sprintf("%+.2f", m.TTFT.P99)
@@ -696,6 +693,17 @@ func writeScale(w io.Writer, scs []Scale) {
 				sc.Streams, c.Tokens, c.Writes, c.Multi, 100*float64(c.Multi)/float64(c.Writes), sc.Matched.Requests, sc.Matched.Gaps)
 		}
 	}
+}
+
+// writeSlope prints the memory per stream, from the fewest streams to the
+// most (scs in that order), or "-" when either was not measured; nothing
+// for one scale point.
+func writeSlope(w io.Writer, scs []Scale) {
+	if len(scs) < 2 {
+		return
+	}
+	first, last := scs[0], scs[len(scs)-1]
+	fmt.Fprintf(w, "\nKB per stream (RssAnon slope, %s→%s): %s\n", group(first.Streams), group(last.Streams), memCell(perStreamKB(first, last)))
 }
 
 // countList is "1,000 and 10,000" for the scale points' stream counts.
