@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,9 +40,12 @@ type Options struct {
 	// Throughput run: requests, concurrency and output length against the
 	// instant preset; Requests 0 skips it.
 	ThroughputRequests, ThroughputConcurrency, ThroughputOutputLen int
-	// Scale point: ScaleStreams requests, all at once, of ScaleOutputLen
-	// tokens, against the matrix's simulator; ScaleStreams 0 skips it.
-	ScaleStreams, ScaleOutputLen int
+	// Scale points: for each of ScaleStreams, that many requests at once,
+	// of ScaleOutputLen tokens, against the matrix's simulator; none skips
+	// them. The per-stream memory is the slope from the smallest to the
+	// largest.
+	ScaleStreams   []int
+	ScaleOutputLen int
 	// Dir holds the result files (a temporary directory if "").
 	Dir string
 	Out io.Writer
@@ -55,8 +59,10 @@ type Point struct {
 	// Matched pairs each request the client recorded with the simulator's
 	// record of it (by response id): the error of each request's TTFT and
 	// of each gap between chunks.
-	Matched               Matched
-	PeakRSSMB, CPUSeconds float64
+	Matched Matched
+	// PeakRSSMB is the client's peak resident memory, PeakAnonMB its peak
+	// anonymous memory (see usage); NaN where not measured.
+	PeakRSSMB, PeakAnonMB, CPUSeconds float64
 	// OutputTokens is the run's total_output_tokens; MarginalCPU the
 	// client's CPU per output token above its start-up cost, in µs (see
 	// marginal).
@@ -87,7 +93,7 @@ type Throughput struct {
 	TokensPerSec, CPUMicrosPerToken  float64
 	OutputTokens                     int
 	CPUSeconds, MarginalCPU          float64
-	PeakRSSMB                        float64
+	PeakRSSMB, PeakAnonMB            float64
 }
 
 // Scale is the scale point's outcome: Streams requests sent at once. Err
@@ -97,7 +103,8 @@ type Scale struct {
 	Streams, OutputLen, Completed int
 	Matched                       Matched
 	Verdict                       string
-	MarginalCPU, PeakRSSMB        float64
+	MarginalCPU                   float64
+	PeakRSSMB, PeakAnonMB         float64
 	// Sim is how the simulator wrote the content: writes and the tokens
 	// in them, and how many writes carried more than one token.
 	Sim chunkCount
@@ -117,11 +124,37 @@ func marginal(runCPU, baseCPU float64, tokens int) float64 {
 // chunkCount counts a simulator's content writes.
 type chunkCount struct{ Writes, Tokens, Multi int }
 
+// Check says what is wrong with the options, naming the flag.
+func (o Options) Check() error {
+	counts, err := o.scaleCounts()
+	if err != nil {
+		return err
+	}
+	if len(counts) > 0 && o.ScaleOutputLen < 1 {
+		return fmt.Errorf("--scale-output-len must be at least 1, got %d", o.ScaleOutputLen)
+	}
+	return nil
+}
+
+// scaleCounts is the scale points' stream counts, ascending and each once;
+// none for a single 0.
+func (o Options) scaleCounts() ([]int, error) {
+	if len(o.ScaleStreams) == 1 && o.ScaleStreams[0] == 0 {
+		return nil, nil
+	}
+	for _, n := range o.ScaleStreams {
+		if n < 1 {
+			return nil, fmt.Errorf("--scale-streams: each count must be at least 1 (or a single 0 to skip the scale points), got %d", n)
+		}
+	}
+	return slices.Compact(slices.Sorted(slices.Values(o.ScaleStreams))), nil
+}
+
 // Run runs the matrix, the scale point and the throughput run, printing a
 // Markdown report.
 func Run(ctx context.Context, o Options) error {
-	if o.ScaleStreams > 0 && o.ScaleOutputLen < 1 {
-		return fmt.Errorf("--scale-output-len must be at least 1, got %d", o.ScaleOutputLen)
+	if err := o.Check(); err != nil {
+		return err
 	}
 	if o.Dir == "" {
 		d, err := os.MkdirTemp("", "benchserve-calibrate-")
@@ -174,10 +207,11 @@ func matrix(ctx context.Context, o Options) error {
 	fmt.Fprintf(o.Out, "\nThe same runs, request by request: each request the client recorded (--record-file) paired with the simulator's record of it by response id; the error of its TTFT and of each gap between chunks, reported − true, in ms.\n\n")
 	writeMatched(o.Out, points)
 
-	if o.ScaleStreams <= 0 {
+	counts, _ := o.scaleCounts() // checked by Run
+	if len(counts) == 0 {
 		return nil
 	}
-	if line := fdLimitNote(o.ScaleStreams); line != "" {
+	if line := fdLimitNote(counts[len(counts)-1]); line != "" {
 		fmt.Fprintf(o.Out, "\n%s\n", line)
 	}
 	sb := base
@@ -187,10 +221,14 @@ func matrix(ctx context.Context, o Options) error {
 			sb = math.NaN()
 		}
 	}
-	sc := scale(ctx, o, sim, sb)
-	fmt.Fprintf(o.Out, "\nScale: %d streams at once, %d tokens each, against the same simulator (a one-request run of %d tokens took %s s of client CPU); errors matched request by request as above, in ms.\n\n",
-		sc.Streams, sc.OutputLen, sc.OutputLen, fixed(sb, 3))
-	writeScale(o.Out, sc)
+	var scs []Scale
+	for _, n := range counts {
+		scs = append(scs, scale(ctx, o, sim, n, sb))
+	}
+	fmt.Fprintf(o.Out, "\nScale: %s streams at once, each count a run of its own, %d tokens each, against the same simulator (a one-request run of %d tokens took %s s of client CPU); errors matched request by request as above, in ms.\n\n",
+		countList(counts), o.ScaleOutputLen, o.ScaleOutputLen, fixed(sb, 3))
+	writeScale(o.Out, scs)
+	writeSlope(o.Out, scs)
 	return nil
 }
 
@@ -266,7 +304,7 @@ func point(ctx context.Context, o Options, sim *simProc, c int, base float64) (P
 	p.Verdict, _ = res["client_verdict"].(string)
 	p.Reported.TTFT = stats(res, "ttft")
 	p.Reported.ITL = stats(res, "itl")
-	p.PeakRSSMB = ru.peakRSSMB
+	p.PeakRSSMB, p.PeakAnonMB = ru.peakRSSMB, ru.peakAnonMB
 	p.CPUSeconds = cpuSeconds(ru)
 	p.OutputTokens = num(res, "total_output_tokens")
 	p.MarginalCPU = marginal(p.CPUSeconds, base, p.OutputTokens)
@@ -287,8 +325,7 @@ func point(ctx context.Context, o Options, sim *simProc, c int, base float64) (P
 
 // scale runs the scale point. A failure is kept in the outcome, not
 // returned: the report printed so far stands.
-func scale(ctx context.Context, o Options, sim *simProc, base float64) Scale {
-	n := o.ScaleStreams
+func scale(ctx context.Context, o Options, sim *simProc, n int, base float64) Scale {
 	sc := Scale{Streams: n, OutputLen: o.ScaleOutputLen, Completed: -1}
 	fail := func(err error) Scale {
 		fmt.Fprintf(os.Stderr, "calibrate: scale point: %v\n", err)
@@ -298,8 +335,8 @@ func scale(ctx context.Context, o Options, sim *simProc, base float64) Scale {
 	if err := sim.post("/sim/truth/reset"); err != nil {
 		return fail(err)
 	}
-	records := filepath.Join(o.Dir, "scale.records.jsonl")
-	res, ru, err := client(ctx, o, sim.url, filepath.Join(o.Dir, "scale.jsonl"),
+	records := filepath.Join(o.Dir, fmt.Sprintf("scale%d.records.jsonl", n))
+	res, ru, err := client(ctx, o, sim.url, filepath.Join(o.Dir, fmt.Sprintf("scale%d.jsonl", n)),
 		"--num-prompts", strconv.Itoa(n), "--max-concurrency", strconv.Itoa(n),
 		"--random-output-len", strconv.Itoa(sc.OutputLen), "--record-file", records)
 	if err != nil {
@@ -307,7 +344,7 @@ func scale(ctx context.Context, o Options, sim *simProc, base float64) Scale {
 	}
 	sc.Completed = num(res, "completed")
 	sc.Verdict, _ = res["client_verdict"].(string)
-	sc.PeakRSSMB = ru.peakRSSMB
+	sc.PeakRSSMB, sc.PeakAnonMB = ru.peakRSSMB, ru.peakAnonMB
 	sc.MarginalCPU = marginal(cpuSeconds(ru), base, num(res, "total_output_tokens"))
 	truth, err := sim.truth()
 	if err != nil {
@@ -333,7 +370,7 @@ func throughput(ctx context.Context, o Options, sim *simProc, base float64) (Thr
 	}
 	t.TokensPerSec, _ = res["output_throughput"].(float64)
 	t.CPUMicrosPerToken, _ = res["client_cpu_us_per_output_token"].(float64)
-	t.PeakRSSMB = ru.peakRSSMB
+	t.PeakRSSMB, t.PeakAnonMB = ru.peakRSSMB, ru.peakAnonMB
 	t.CPUSeconds = cpuSeconds(ru)
 	t.OutputTokens = num(res, "total_output_tokens")
 	t.MarginalCPU = marginal(t.CPUSeconds, base, t.OutputTokens)
@@ -360,10 +397,20 @@ func client(ctx context.Context, o Options, url, out string, extra ...string) (m
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	cmd.Stdout = io.Discard
-	if err := cmd.Run(); err != nil {
+	fail := func(err error) (map[string]any, usage, error) {
 		return nil, usage{}, &runError{cmd: o.Exe + " " + strings.Join(args, " "), err: err, stderr: strings.TrimSpace(stderr.String())}
 	}
+	if err := cmd.Start(); err != nil {
+		return fail(err)
+	}
+	peakAnon := watchAnon(cmd.Process.Pid)
+	err := cmd.Wait()
+	anonMB := peakAnon()
+	if err != nil {
+		return fail(err)
+	}
 	ru := usageOf(cmd.ProcessState)
+	ru.peakAnonMB = anonMB
 	data, err := os.ReadFile(out)
 	if err != nil {
 		return nil, usage{}, err
@@ -592,56 +639,95 @@ func match(recs []clientRecord, truth truthLog) Matched {
 }
 
 func writeMatrix(w io.Writer, points []Point) {
-	fmt.Fprintln(w, "| concurrency | requests | TTFT mean (reported / true / error) | TTFT p50 | TTFT p99 | ITL mean | ITL p50 | ITL p99 | client peak RSS (MB) | client CPU (s) | client CPU µs per output token, marginal |")
-	fmt.Fprintln(w, "|---:|---:|---|---|---|---|---|---|---:|---:|---:|")
+	fmt.Fprintln(w, "| concurrency | requests | TTFT mean (reported / true / error) | TTFT p50 | TTFT p99 | ITL mean | ITL p50 | ITL p99 | client peak RSS (MB) | client peak RssAnon (MB) | client CPU (s) | client CPU µs per output token, marginal |")
+	fmt.Fprintln(w, "|---:|---:|---|---|---|---|---|---|---:|---:|---:|---:|")
 	cell := func(rep, tru float64) string {
 		return fmt.Sprintf("%.2f / %.2f / %+.2f", rep, tru, rep-tru)
 	}
 	for _, p := range points {
-		fmt.Fprintf(w, "| %d | %d | %s | %s | %s | %s | %s | %s | %.1f | %.2f | %s |\n", p.Concurrency, p.Requests,
+		fmt.Fprintf(w, "| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %.2f | %s |\n", p.Concurrency, p.Requests,
 			cell(p.Reported.TTFT.Mean, p.True.TTFT.Mean), cell(p.Reported.TTFT.Median, p.True.TTFT.Median), cell(p.Reported.TTFT.P99, p.True.TTFT.P99),
 			cell(p.Reported.ITL.Mean, p.True.ITL.Mean), cell(p.Reported.ITL.Median, p.True.ITL.Median), cell(p.Reported.ITL.P99, p.True.ITL.P99),
-			p.PeakRSSMB, p.CPUSeconds, fixed(p.MarginalCPU, 3))
+			memCell(p.PeakRSSMB), memCell(p.PeakAnonMB), p.CPUSeconds, fixed(p.MarginalCPU, 3))
 	}
 }
 
 // writeThroughput prints the throughput run's table.
 func writeThroughput(w io.Writer, t Throughput) {
-	fmt.Fprintln(w, "| output tokens/s | client CPU µs per output token, the client's own in-run figure | client CPU µs per output token, marginal | client peak RSS (MB) |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|")
-	fmt.Fprintf(w, "| %.0f | %.3f | %s | %.1f |\n", t.TokensPerSec, t.CPUMicrosPerToken, fixed(t.MarginalCPU, 3), t.PeakRSSMB)
+	fmt.Fprintln(w, "| output tokens/s | client CPU µs per output token, the client's own in-run figure | client CPU µs per output token, marginal | client peak RSS (MB) | client peak RssAnon (MB) |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|")
+	fmt.Fprintf(w, "| %.0f | %.3f | %s | %s | %s |\n", t.TokensPerSec, t.CPUMicrosPerToken, fixed(t.MarginalCPU, 3), memCell(t.PeakRSSMB), memCell(t.PeakAnonMB))
 }
 
-// writeScale prints the scale point's table: its row holds the failure,
-// if any, in place of the verdict, and a dash for what was not measured.
-// A line under it says how the simulator wrote the tokens.
-func writeScale(w io.Writer, sc Scale) {
-	fmt.Fprintln(w, "| streams | requests completed | TTFT mean error | TTFT error p99 | ITL absolute error p99 | client verdict | client CPU µs per output token, marginal | client peak RSS (MB) |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---|---:|---:|")
-	const dash = "—"
-	completed, ttftMean, ttftP99, itl, cpu, rss := dash, dash, dash, dash, dash, dash
-	if sc.Completed >= 0 {
-		completed = strconv.Itoa(sc.Completed)
-		cpu, rss = fixed(sc.MarginalCPU, 3), fmt.Sprintf("%.1f", sc.PeakRSSMB)
+// writeScale prints the scale points' table, a row each: a row holds
+// the failure, if any, in place of the verdict, and a dash for what was
+// not measured. A line under it says how the simulator wrote the tokens.
+func writeScale(w io.Writer, scs []Scale) {
+	fmt.Fprintln(w, "| streams | requests completed | TTFT mean error | TTFT error p99 | ITL absolute error p99 | client verdict | client CPU µs per output token, marginal | client peak RSS (MB) | client peak RssAnon (MB) |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+	for _, sc := range scs {
+		const dash = "—"
+		completed, ttftMean, ttftP99, itl, cpu, rss, anon := dash, dash, dash, dash, dash, dash, dash
+		if sc.Completed >= 0 {
+			completed = strconv.Itoa(sc.Completed)
+			cpu, rss, anon = fixed(sc.MarginalCPU, 3), memCell(sc.PeakRSSMB), memCell(sc.PeakAnonMB)
+		}
+		if m := sc.Matched; m.Requests > 0 {
+			ttftMean, ttftP99 = fmt.Sprintf("%+.2f", m.TTFT.Mean), fmt.Sprintf("%+.2f", m.TTFT.P99)
+			if m.Gaps > 0 {
+				itl = fmt.Sprintf("%.3f", m.ITLAbsP99)
+			}
+		}
+		verdict := sc.Verdict
+		switch {
+		case sc.Err != "" && sc.Completed < 0:
+			verdict = "client failed: " + sc.Err
+		case sc.Err != "":
+			verdict += "; not matched: " + sc.Err
+		}
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", sc.Streams, completed, ttftMean, ttftP99, itl, tableText(verdict), cpu, rss, anon)
 	}
-	if m := sc.Matched; m.Requests > 0 {
-		ttftMean, ttftP99 = fmt.Sprintf("%+.2f", m.TTFT.Mean), fmt.Sprintf("%+.2f", m.TTFT.P99)
-		if m.Gaps > 0 {
-			itl = fmt.Sprintf("%.3f", m.ITLAbsP99)
+	for _, sc := range scs {
+		if c := sc.Sim; c.Writes > 0 {
+			fmt.Fprintf(w, "\nAt %d streams the simulator wrote %d tokens in %d content writes; %d writes (%.1f%%) carried more than one token, where its writer fell behind the decode steps; %d requests matched, %d gaps (a request's gaps are compared only when both sides saw the same number of chunks).\n",
+				sc.Streams, c.Tokens, c.Writes, c.Multi, 100*float64(c.Multi)/float64(c.Writes), sc.Matched.Requests, sc.Matched.Gaps)
 		}
 	}
-	verdict := sc.Verdict
-	switch {
-	case sc.Err != "" && sc.Completed < 0:
-		verdict = "client failed: " + sc.Err
-	case sc.Err != "":
-		verdict += "; not matched: " + sc.Err
+}
+
+// writeSlope prints the memory per stream, from the fewest streams to the
+// most (scs in that order), or "-" when either was not measured; nothing
+// for one scale point.
+func writeSlope(w io.Writer, scs []Scale) {
+	if len(scs) < 2 {
+		return
 	}
-	fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", sc.Streams, completed, ttftMean, ttftP99, itl, tableText(verdict), cpu, rss)
-	if c := sc.Sim; c.Writes > 0 {
-		fmt.Fprintf(w, "\nThe simulator wrote %d tokens in %d content writes; %d writes (%.1f%%) carried more than one token, where its writer fell behind the decode steps; %d requests matched, %d gaps (a request's gaps are compared only when both sides saw the same number of chunks).\n",
-			c.Tokens, c.Writes, c.Multi, 100*float64(c.Multi)/float64(c.Writes), sc.Matched.Requests, sc.Matched.Gaps)
+	first, last := scs[0], scs[len(scs)-1]
+	fmt.Fprintf(w, "\nKB per stream (RssAnon slope, %s→%s): %s\n", group(first.Streams), group(last.Streams), memCell(perStreamKB(first, last)))
+}
+
+// countList is "1,000 and 10,000" for the scale points' stream counts.
+func countList(ns []int) string {
+	var s []string
+	for _, n := range ns {
+		s = append(s, group(n))
 	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+// group writes n with a comma between thousands: 10,000.
+func group(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + group(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // fixed formats v with prec decimals, or "n/a" when it is not a number.

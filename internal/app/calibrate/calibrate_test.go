@@ -87,7 +87,7 @@ func TestMatch(t *testing.T) {
 
 func TestWriteMatrix(t *testing.T) {
 	var p Point
-	p.Concurrency, p.Requests, p.PeakRSSMB, p.CPUSeconds = 100, 200, 38.9, 0.3
+	p.Concurrency, p.Requests, p.PeakRSSMB, p.PeakAnonMB, p.CPUSeconds = 100, 200, 38.9, 21.25, 0.3
 	p.OutputTokens = 20000
 	p.MarginalCPU = marginal(p.CPUSeconds, 0.05, p.OutputTokens)
 	p.Reported.TTFT = metrics.Stats{Mean: 100.5, Median: 101, P99: 105}
@@ -98,7 +98,7 @@ func TestWriteMatrix(t *testing.T) {
 		t.Errorf("matrix:\n%s", b.String())
 	}
 	// (0.3 − 0.05) s over 20,000 tokens: 12.5 µs a token.
-	if !strings.Contains(b.String(), "| 38.9 | 0.30 | 12.500 |\n") || !strings.Contains(b.String(), "| client CPU µs per output token, marginal |\n") {
+	if !strings.Contains(b.String(), "| 38.9 | 21.2 | 0.30 | 12.500 |\n") || !strings.Contains(b.String(), "| client peak RSS (MB) | client peak RssAnon (MB) | client CPU (s) | client CPU µs per output token, marginal |\n") {
 		t.Errorf("matrix, the marginal CPU column:\n%s", b.String())
 	}
 }
@@ -127,13 +127,14 @@ func TestCalibrateMarginal(t *testing.T) {
 }
 
 func TestCalibrateThroughputTable(t *testing.T) {
-	tp := Throughput{Requests: 500, Concurrency: 256, OutputLen: 96, TokensPerSec: 150000, CPUMicrosPerToken: 4.25, PeakRSSMB: 40}
+	tp := Throughput{Requests: 500, Concurrency: 256, OutputLen: 96, TokensPerSec: 150000, CPUMicrosPerToken: 4.25, PeakRSSMB: 40, PeakAnonMB: math.NaN()}
 	tp.MarginalCPU = marginal(0.3, 0.06, 48000)
 	var b strings.Builder
 	writeThroughput(&b, tp)
-	want := "| output tokens/s | client CPU µs per output token, the client's own in-run figure | client CPU µs per output token, marginal | client peak RSS (MB) |\n" +
-		"|---:|---:|---:|---:|\n" +
-		"| 150000 | 4.250 | 5.000 | 40.0 |\n"
+	// RssAnon not measured (not Linux) shows as "-", not 0.
+	want := "| output tokens/s | client CPU µs per output token, the client's own in-run figure | client CPU µs per output token, marginal | client peak RSS (MB) | client peak RssAnon (MB) |\n" +
+		"|---:|---:|---:|---:|---:|\n" +
+		"| 150000 | 4.250 | 5.000 | 40.0 | - |\n"
 	if b.String() != want {
 		t.Errorf("throughput table:\n%s\nwant:\n%s", b.String(), want)
 	}
@@ -142,7 +143,7 @@ func TestCalibrateThroughputTable(t *testing.T) {
 func TestCalibrateScaleTable(t *testing.T) {
 	row := func(sc Scale) string {
 		var b strings.Builder
-		writeScale(&b, sc)
+		writeScale(&b, []Scale{sc})
 		lines := strings.Split(b.String(), "\n")
 		if len(lines) < 3 || !strings.HasPrefix(lines[0], "| streams | requests completed |") {
 			t.Fatalf("scale table:\n%s", b.String())
@@ -150,28 +151,28 @@ func TestCalibrateScaleTable(t *testing.T) {
 		return strings.Join(lines[2:], "\n")
 	}
 	ok := Scale{Streams: 10000, OutputLen: 32, Completed: 10000, Verdict: "the client had headroom | and its timing held",
-		MarginalCPU: marginal(4.05, 0.05, 320000), PeakRSSMB: 512.25,
+		MarginalCPU: marginal(4.05, 0.05, 320000), PeakRSSMB: 512.25, PeakAnonMB: 400,
 		Sim: chunkCount{Writes: 300000, Tokens: 320000, Multi: 15000}}
 	ok.Matched.Requests, ok.Matched.Gaps = 10000, 200000
 	ok.Matched.TTFT = metrics.Stats{Mean: 1.234, P99: 9.876}
 	ok.Matched.ITLAbsP99 = 0.5
 	got := row(ok)
 	// The verdict's "|" is escaped; 4 s over 320,000 tokens is 12.5 µs.
-	if want := "| 10000 | 10000 | +1.23 | +9.88 | 0.500 | the client had headroom \\| and its timing held | 12.500 | 512.2 |\n"; !strings.HasPrefix(got, want) {
+	if want := "| 10000 | 10000 | +1.23 | +9.88 | 0.500 | the client had headroom \\| and its timing held | 12.500 | 512.2 | 400.0 |\n"; !strings.HasPrefix(got, want) {
 		t.Errorf("scale row:\n%s\nwant:\n%s", got, want)
 	}
-	if !strings.Contains(got, "320000 tokens in 300000 content writes; 15000 writes (5.0%) carried more than one token") {
+	if !strings.Contains(got, "At 10000 streams the simulator wrote 320000 tokens in 300000 content writes; 15000 writes (5.0%) carried more than one token") {
 		t.Errorf("scale note:\n%s", got)
 	}
 
 	failed := Scale{Streams: 10000, OutputLen: 32, Completed: -1,
 		Err: short(&runError{cmd: "/tmp/bs --num-prompts 10000", err: errors.New("exit status 1"), stderr: "warming up\nbenchserve: error: dial tcp: too many open files"})}
-	if want := "| 10000 | — | — | — | — | client failed: exit status 1: benchserve: error: dial tcp: too many open files | — | — |\n"; row(failed) != want {
+	if want := "| 10000 | — | — | — | — | client failed: exit status 1: benchserve: error: dial tcp: too many open files | — | — | — |\n"; row(failed) != want {
 		t.Errorf("failed scale row:\n%s\nwant:\n%s", row(failed), want)
 	}
 
-	unmatched := Scale{Streams: 2000, OutputLen: 32, Completed: 2000, Verdict: "ok", MarginalCPU: math.NaN(), PeakRSSMB: 100, Err: "/sim/truth: EOF"}
-	if want := "| 2000 | 2000 | — | — | — | ok; not matched: /sim/truth: EOF | n/a | 100.0 |\n"; row(unmatched) != want {
+	unmatched := Scale{Streams: 2000, OutputLen: 32, Completed: 2000, Verdict: "ok", MarginalCPU: math.NaN(), PeakRSSMB: 100, PeakAnonMB: 60, Err: "/sim/truth: EOF"}
+	if want := "| 2000 | 2000 | — | — | — | ok; not matched: /sim/truth: EOF | n/a | 100.0 | 60.0 |\n"; row(unmatched) != want {
 		t.Errorf("unmatched scale row:\n%s\nwant:\n%s", row(unmatched), want)
 	}
 }

@@ -3,6 +3,7 @@
 package calibrate
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"syscall"
@@ -15,7 +16,7 @@ import (
 func usageOf(ps *os.ProcessState) usage {
 	ru, ok := ps.SysUsage().(*syscall.Rusage)
 	if !ok || ru == nil {
-		return usage{}
+		return usage{peakRSSMB: math.NaN()}
 	}
 	rss := float64(ru.Maxrss) / 1024
 	if runtime.GOOS == "darwin" {

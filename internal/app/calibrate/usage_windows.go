@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"math"
 	"os"
 	"syscall"
 
@@ -8,13 +9,13 @@ import (
 )
 
 // usageOf reads a finished process's CPU times. Windows gives no peak
-// resident memory here: it reads 0, printed as such.
+// resident memory here: it reads NaN, printed as "-".
 func usageOf(ps *os.ProcessState) usage {
 	ru, ok := ps.SysUsage().(*syscall.Rusage)
 	if !ok || ru == nil {
-		return usage{}
+		return usage{peakRSSMB: math.NaN()}
 	}
-	return usage{cpuSeconds: (cputime.Span(ru.KernelTime) + cputime.Span(ru.UserTime)).Seconds()}
+	return usage{cpuSeconds: (cputime.Span(ru.KernelTime) + cputime.Span(ru.UserTime)).Seconds(), peakRSSMB: math.NaN()}
 }
 
 // hardFileLimit: Windows has no open-file limit of this kind.

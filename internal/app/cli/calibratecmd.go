@@ -49,8 +49,8 @@ func CalibrateMain(ctx context.Context, args []string, pio IO) int {
 	g.Add(argparse.Option{Name: "--itl-ms", Type: argparse.Float, Default: 10.0, Help: "The simulator's time between tokens."})
 	g.Add(argparse.Option{Name: "--output-len", Type: argparse.Int, Default: 100, Help: "Tokens per request."})
 	g.Add(argparse.Option{Name: "--per-stream", Type: argparse.Int, Default: 2, Help: "Requests per concurrency slot (at least 10 requests in all)."})
-	g.Add(argparse.Option{Name: "--scale-streams", Type: argparse.Int, Default: 10000, Help: "Concurrent streams of the scale point, run after the matrix against its simulator (0 skips it)."})
-	g.Add(argparse.Option{Name: "--scale-output-len", Type: argparse.Int, Default: 32, Help: "Tokens per request of the scale point."})
+	g.Add(argparse.Option{Name: "--scale-streams", Type: argparse.Int, Nargs: argparse.OneOrMore, Default: []any{1000, 10000}, Help: "Concurrent streams of the scale points, each a run of its own after the matrix against its simulator; the per-stream memory is the slope from the fewest to the most (0 skips them)."})
+	g.Add(argparse.Option{Name: "--scale-output-len", Type: argparse.Int, Default: 32, Help: "Tokens per request of the scale points."})
 	g.Add(argparse.Option{Name: "--throughput-requests", Type: argparse.Int, Default: 2500, Help: "Requests of the throughput run (0 skips it)."})
 	g.Add(argparse.Option{Name: "--throughput-concurrency", Type: argparse.Int, Default: 256, Help: "Concurrency of the throughput run."})
 	g.Add(argparse.Option{Name: "--throughput-output-len", Type: argparse.Int, Default: 96, Help: "Output tokens per request of the throughput run."})
@@ -63,23 +63,29 @@ func CalibrateMain(ctx context.Context, args []string, pio IO) int {
 	if err != nil {
 		return exitCode(&bench.ExitError{Code: bench.ExitFailure, Msg: "calibrate: cannot find the benchserve binary: " + err.Error()}, pio.Stderr)
 	}
-	var conc []int
-	for _, v := range ns.Get("concurrency").([]any) {
-		conc = append(conc, v.(int))
+	ints := func(k string) []int {
+		var out []int
+		for _, v := range ns.Get(k).([]any) {
+			out = append(out, v.(int))
+		}
+		return out
 	}
 	ms := func(k string) time.Duration { return time.Duration(ns.Get(k).(float64) * float64(time.Millisecond)) }
-	err = calibrate.Run(ctx, calibrate.Options{
+	opts := calibrate.Options{
 		Exe: exe, Backend: ns.Get("backend").(string),
 		TTFT: ms("ttft_ms"), ITL: ms("itl_ms"), OutputLen: ns.Get("output_len").(int),
-		Concurrency: conc, PerStream: ns.Get("per_stream").(int),
-		ScaleStreams:          ns.Get("scale_streams").(int),
+		Concurrency: ints("concurrency"), PerStream: ns.Get("per_stream").(int),
+		ScaleStreams:          ints("scale_streams"),
 		ScaleOutputLen:        ns.Get("scale_output_len").(int),
 		ThroughputRequests:    ns.Get("throughput_requests").(int),
 		ThroughputConcurrency: ns.Get("throughput_concurrency").(int),
 		ThroughputOutputLen:   ns.Get("throughput_output_len").(int),
 		Out:                   pio.Stdout,
-	})
-	if err != nil {
+	}
+	if err := opts.Check(); err != nil {
+		return exitCode(&bench.ExitError{Code: bench.ExitUsage, Msg: "calibrate: " + err.Error()}, pio.Stderr)
+	}
+	if err := calibrate.Run(ctx, opts); err != nil {
 		return exitCode(&bench.ExitError{Code: bench.ExitFailure, Msg: "calibrate: " + err.Error()}, pio.Stderr)
 	}
 	return bench.ExitOK
