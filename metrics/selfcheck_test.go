@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +90,40 @@ func TestCheck(t *testing.T) {
 	closed := Check(recs, c, Shape{Duration: 2, Rate: math.Inf(1), Closed: true, Slots: 2}, 100)
 	if closed.Anchored != nil || !math.IsInf(closed.Planned, 1) {
 		t.Errorf("closed loop: anchored %v, planned %v", closed.Anchored, closed.Planned)
+	}
+}
+
+// medianGap selects the median of the successful records' gaps, odd and
+// even counts, long and negative gaps among them, as sorting them would.
+func TestMedianGap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 3, 10, 1001, 5000} {
+		recs := make([]record.Record, 7)
+		var all []float64
+		for i := range n {
+			r := &recs[i%len(recs)]
+			d := time.Duration(rng.Int64N(int64(50 * time.Millisecond)))
+			switch i % 97 {
+			case 3:
+				d = 5 * time.Second // past the 32-bit radix
+			case 5:
+				d = -time.Microsecond
+			}
+			r.Gaps.Append(d)
+			if i%len(recs) != 6 {
+				all = append(all, d.Seconds())
+			}
+		}
+		for i := range recs {
+			recs[i].Success = i != 6 // the failed one's gaps are not counted
+		}
+		want := time.Duration(0)
+		if len(all) > 0 {
+			slices.Sort(all)
+			want = time.Duration(medianAt(len(all), func(k int) float64 { return all[k] }) * 1e9)
+		}
+		if got := medianGap(recs); got != want {
+			t.Errorf("%d gaps: median %v, want %v", n, got, want)
+		}
 	}
 }
