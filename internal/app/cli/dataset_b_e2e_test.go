@@ -149,21 +149,28 @@ func TestEndToEndMooncakeTiming(t *testing.T) {
 		t.Fatal(err)
 	}
 	const slowdown = 2.0
+	records := filepath.Join(t.TempDir(), "records.jsonl")
 	code, stdout, stderr := run(t, nil, "--backend", "sglang", "--base-url", rs.url, "--model", "benchserve-sim",
 		"--tokenizer", "o200k_base", "--dataset-name", "mooncake", "--dataset-path", path, "--num-prompts", "7",
-		"--mooncake-slowdown-factor", "2", "--warmup-requests", "0", "--output-file", filepath.Join(t.TempDir(), "r.jsonl"))
+		"--mooncake-slowdown-factor", "2", "--warmup-requests", "0", "--output-file", filepath.Join(t.TempDir(), "r.jsonl"),
+		"--record-file", records)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	if got := field(t, stdout, "Successful requests:"); got != "7" {
 		t.Errorf("successful requests = %s", got)
 	}
+	// Every session reached the server once. (Their arrival order is not
+	// checked: a loaded machine may swap two meant 10 ms apart, 7 and 3;
+	// the records below show the schedule's order: seq k is the k-th in
+	// time.)
 	reqs := rs.on("/generate")
 	if len(reqs) != 7 {
 		t.Fatalf("%d requests reached the server", len(reqs))
 	}
+	order := []int{1, 2, 7, 3, 4, 5, 6} // by timestamp
 	session := regexp.MustCompile(`Round 1: (\d+)hi`)
-	var first time.Time
+	sent := map[int]bool{}
 	for i, r := range reqs {
 		var body struct{ Text string }
 		if err := json.Unmarshal(r.body, &body); err != nil {
@@ -174,17 +181,35 @@ func TestEndToEndMooncakeTiming(t *testing.T) {
 			t.Fatalf("request %d: no session in %q", i, body.Text)
 		}
 		id, _ := strconv.Atoi(m[1])
-		if i == 0 {
-			first = r.at
+		sent[id] = true
+	}
+	if len(sent) != 7 {
+		t.Errorf("sessions sent: %v, want each of the 7 once", sent)
+	}
+	// Each request's intended time is its trace time × the slowdown, from
+	// the first, exactly; and it left no earlier (a schedule that did not
+	// drive sending would send them all at once, up to 620 ms early). How
+	// late it left is the machine's load, not the schedule's.
+	b, err := os.ReadFile(records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 7 {
+		t.Fatalf("%d records", len(lines))
+	}
+	for _, l := range lines {
+		var r struct {
+			Seq             int
+			Intended, Start float64
 		}
-		want := stamps[id] / 1000 * slowdown
-		got := r.at.Sub(first).Seconds()
-		t.Logf("session %d: sent at %.2f ms, trace time × slowdown %.0f ms", id, got*1000, want*1000)
-		// The server's own arrival times lag on a loaded machine (the
-		// race detector, other packages' tests); a schedule that did not
-		// drive sending would send them all at once, up to 620 ms early.
-		if math.Abs(got-want) > 0.020 {
-			t.Errorf("session %d arrived %.2f ms after the first, want %.0f ms ± 20 ms", id, got*1000, want*1000)
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		want := (stamps[order[r.Seq]] - stamps[order[0]]) / 1000 * slowdown
+		t.Logf("session %d: intended %.3f s (trace × slowdown %.3f s), sent at %.3f s", order[r.Seq], r.Intended, want, r.Start)
+		if math.Abs(r.Intended-want) > 1e-9 || r.Start < r.Intended {
+			t.Errorf("session %d: intended %.6f s, sent at %.6f s; want intended %.6f s and sent no earlier", order[r.Seq], r.Intended, r.Start, want)
 		}
 	}
 }
