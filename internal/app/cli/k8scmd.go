@@ -118,6 +118,10 @@ func manifest(s k8sSpec) obj {
 		"requests": obj{"cpu": fmt.Sprintf("%dm", cpuM), "memory": fmt.Sprintf("%dMi", memMi)},
 		"limits":   obj{"cpu": fmt.Sprintf("%dm", 2*cpuM), "memory": fmt.Sprintf("%dMi", 2*memMi)},
 	}
+	// The release image runs as uid 65532 (tools/release); fsGroup gives
+	// that group the volume, where its type supports it, so the pods can
+	// write their record files.
+	podSecurity := obj{"fsGroup": 65532}
 	vol := []any{obj{"name": "records", "persistentVolumeClaim": obj{"claimName": s.PVC}}}
 	mount := []any{obj{"name": "records", "mountPath": "/records"}}
 	n := strconv.Itoa(s.Shards)
@@ -143,7 +147,8 @@ func manifest(s k8sSpec) obj {
 							"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}},
 						"resources": res, "volumeMounts": mount,
 					}},
-					"volumes": vol,
+					"securityContext": podSecurity,
+					"volumes":         vol,
 				},
 			},
 		},
@@ -163,7 +168,8 @@ func manifest(s k8sSpec) obj {
 						"resources":    obj{"requests": obj{"cpu": "250m", "memory": "256Mi"}},
 						"volumeMounts": mount,
 					}},
-					"volumes": vol,
+					"securityContext": podSecurity,
+					"volumes":         vol,
 				},
 			},
 		},

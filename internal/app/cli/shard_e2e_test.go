@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"benchserve/bench"
+	"benchserve/internal/release"
 )
 
 // A plan split over 2 and over 4 shards (processes sharing the simulator
@@ -203,6 +204,12 @@ func TestK8sManifest(t *testing.T) {
 	}
 	if m := merge.Spec.Template.Spec.Containers[0]; m.Args[0] != "merge" || m.Args[1] != "/records/records-*.jsonl" {
 		t.Errorf("merge container %v", m.Args)
+	}
+	// The pods can write the volume as the release image's user.
+	for _, j := range jobs {
+		if sc := j.Spec.Template.Spec.SecurityContext; sc == nil || sc.FSGroup == nil || *sc.FSGroup != release.UID {
+			t.Errorf("%s: pod securityContext %+v, want fsGroup %d", j.Name, sc, release.UID)
+		}
 	}
 	// The benchmark flags are checked as the main command checks them.
 	if code, _, errb := run(t, nil, "k8s-job", "--shards", "2", "--", "--request-rat", "x"); code != 2 || !strings.Contains(errb, "the benchmark flags after --") {
