@@ -12,6 +12,7 @@ require (
 	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.44.0
 	k8s.io/api v0.36.6
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (

@@ -9,19 +9,22 @@ import (
 	"time"
 
 	"benchserve/internal/py/argparse"
+
+	"sigs.k8s.io/yaml"
 )
 
 func newK8sParser() *argparse.Parser {
-	p := argparse.New("benchserve k8s-job", "Print a Kubernetes manifest (JSON, for kubectl apply -f) that runs one benchmark "+
+	p := argparse.New("benchserve k8s-job", "Print a Kubernetes manifest (JSON, or YAML with -o yaml; for kubectl apply -f) that runs one benchmark "+
 		"plan split across --shards pods: an Indexed Job whose pod I runs the benchmark flags given after -- with --shard I/N "+
 		"and a common --start-at, writing its record file to a volume, and a Job that merges them when all have finished. "+
 		"Usage: benchserve k8s-job --shards N [options] -- BENCHMARK FLAGS")
 	p.Add(argparse.Option{Name: "--shards", Type: argparse.Int, Default: 0, Help: "Pods (shards of the plan)."})
 	p.Add(argparse.Option{Name: "--name", Default: "benchserve", Help: "Name of the Jobs (the merge Job adds -merge)."})
-	p.Add(argparse.Option{Name: "--image", Default: "benchserve:latest", Help: "Image holding the static binary at /benchserve."})
+	p.Add(argparse.Option{Name: "--image", Default: "benchserve:latest", Help: "Image holding the static binary at /benchserve (go run ./tools/release builds one: docs/scale-out.md)."})
 	p.Add(argparse.Option{Name: "--pvc", Default: "benchserve-records", Help: "PersistentVolumeClaim (ReadWriteMany) mounted at /records in every pod."})
 	p.Add(argparse.Option{Name: "--start-at", Type: argparse.Float, Help: "Common start, Unix seconds (default: now + --start-delay)."})
 	p.Add(argparse.Option{Name: "--start-delay", Type: argparse.Float, Default: 120.0, Help: "Seconds from now to the common start: time for every pod to be scheduled and warmed up."})
+	p.Add(argparse.Option{Name: "--output", Aliases: []string{"-o"}, Choices: []string{"json", "yaml"}, Default: "json", Help: "Format of the manifest."})
 	p.Add(argparse.Option{Name: "--streams-per-shard", Type: argparse.Int, Default: 0, Help: "Streams each pod holds, for its resource requests (default: --max-concurrency / shards, else 256)."})
 	return p
 }
@@ -52,6 +55,11 @@ func K8sJobMain(_ context.Context, args []string, pio IO) int {
 		Name: ns.Get("name").(string), Image: ns.Get("image").(string), PVC: ns.Get("pvc").(string),
 		Shards: ns.Get("shards").(int), StartAt: start, Streams: streamsPerShard(ns, bench), Bench: bench,
 	})
+	if ns.Get("output") == "yaml" {
+		out, _ := yaml.Marshal(m)
+		fmt.Fprintf(pio.Stdout, "%s", out)
+		return 0
+	}
 	out, _ := json.MarshalIndent(m, "", "  ")
 	fmt.Fprintf(pio.Stdout, "%s\n", out)
 	return 0
@@ -110,6 +118,10 @@ func manifest(s k8sSpec) obj {
 		"requests": obj{"cpu": fmt.Sprintf("%dm", cpuM), "memory": fmt.Sprintf("%dMi", memMi)},
 		"limits":   obj{"cpu": fmt.Sprintf("%dm", 2*cpuM), "memory": fmt.Sprintf("%dMi", 2*memMi)},
 	}
+	// The release image runs as uid 65532 (tools/release); fsGroup gives
+	// that group the volume, where its type supports it, so the pods can
+	// write their record files.
+	podSecurity := obj{"fsGroup": 65532}
 	vol := []any{obj{"name": "records", "persistentVolumeClaim": obj{"claimName": s.PVC}}}
 	mount := []any{obj{"name": "records", "mountPath": "/records"}}
 	n := strconv.Itoa(s.Shards)
@@ -135,7 +147,8 @@ func manifest(s k8sSpec) obj {
 							"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}},
 						"resources": res, "volumeMounts": mount,
 					}},
-					"volumes": vol,
+					"securityContext": podSecurity,
+					"volumes":         vol,
 				},
 			},
 		},
@@ -155,7 +168,8 @@ func manifest(s k8sSpec) obj {
 						"resources":    obj{"requests": obj{"cpu": "250m", "memory": "256Mi"}},
 						"volumeMounts": mount,
 					}},
-					"volumes": vol,
+					"securityContext": podSecurity,
+					"volumes":         vol,
 				},
 			},
 		},

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/yaml"
 
 	"benchserve/bench"
+	"benchserve/internal/release"
 )
 
 // A plan split over 2 and over 4 shards (processes sharing the simulator
@@ -203,12 +205,67 @@ func TestK8sManifest(t *testing.T) {
 	if m := merge.Spec.Template.Spec.Containers[0]; m.Args[0] != "merge" || m.Args[1] != "/records/records-*.jsonl" {
 		t.Errorf("merge container %v", m.Args)
 	}
+	// The pods can write the volume as the release image's user.
+	for _, j := range jobs {
+		if sc := j.Spec.Template.Spec.SecurityContext; sc == nil || sc.FSGroup == nil || *sc.FSGroup != release.UID {
+			t.Errorf("%s: pod securityContext %+v, want fsGroup %d", j.Name, sc, release.UID)
+		}
+	}
 	// The benchmark flags are checked as the main command checks them.
 	if code, _, errb := run(t, nil, "k8s-job", "--shards", "2", "--", "--request-rat", "x"); code != 2 || !strings.Contains(errb, "the benchmark flags after --") {
 		t.Errorf("bad flags: exit %d %q", code, errb)
 	}
 	if code, _, errb := run(t, nil, "k8s-job", "--shards", "2", "--", "--shard", "0/2"); code != 2 || !strings.Contains(errb, "--shard: the manifest sets it") {
 		t.Errorf("--shard given: exit %d %q", code, errb)
+	}
+}
+
+// -o yaml prints the same manifest as YAML: read back, it is the JSON
+// form, and each Job in it decodes strictly into batch/v1's types.
+func TestK8sManifestYAML(t *testing.T) {
+	args := []string{"k8s-job", "--shards", "3", "--start-at", "1798000000", "--", "--backend", "vllm", "--base-url", "http://vllm:8000",
+		"--model", "m", "--dataset-name", "random-ids", "--num-prompts", "100"}
+	code, js, errb := run(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errb)
+	}
+	for _, o := range [][]string{{"-o", "yaml"}, {"--output=yaml"}} {
+		code, ys, errb := run(t, nil, append(append([]string{"k8s-job"}, o...), args[1:]...)...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d\n%s", o, code, errb)
+		}
+		if strings.HasPrefix(ys, "{") || !strings.Contains(ys, "\nkind: List\n") {
+			t.Fatalf("%q: not YAML:\n%s", o, ys)
+		}
+		fromYAML, err := yaml.YAMLToJSON([]byte(ys))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b any
+		if err := json.Unmarshal(fromYAML, &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(js), &b); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%q: the YAML read back is not the JSON form:\n%s\n%s", o, fromYAML, js)
+		}
+		var list struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string
+			Items      []batchv1.Job
+		}
+		if err := yaml.UnmarshalStrict([]byte(ys), &list); err != nil || len(list.Items) != 2 || list.Items[1].Name != "benchserve-merge" {
+			t.Errorf("%q: %v, %d items", o, err, len(list.Items))
+		}
+		// The numbers among the arguments stay strings.
+		if args := list.Items[0].Spec.Template.Spec.Containers[0].Args; args[3] != "1798000000" {
+			t.Errorf("%q: args %q", o, args)
+		}
+	}
+	if code, _, errb := run(t, nil, "k8s-job", "-o", "xml", "--shards", "2", "--", "--backend", "vllm"); code != 2 || !strings.Contains(errb, "invalid choice: 'xml'") {
+		t.Errorf("-o xml: exit %d %q", code, errb)
 	}
 }
 

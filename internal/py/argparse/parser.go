@@ -47,7 +47,7 @@ const (
 // Option describes one option, as the arguments of add_argument do.
 type Option struct {
 	Name    string   // "--num-prompts"
-	Aliases []string // further option strings, as add_argument("--model-path", "--model")
+	Aliases []string // further option strings, as add_argument("--model-path", "--model"); "-x" is a short one
 	Dest    string   // default: Name without dashes, '-' → '_'
 	Action  Action   // Store, StoreTrue or Append
 	Type    Type     // zero value: Str
@@ -141,8 +141,9 @@ func (g *Group) Add(o Option) {
 		o.Default = false
 	}
 	for _, a := range o.Aliases {
-		if !strings.HasPrefix(a, "--") || len(a) < 3 {
-			panic("argparse: option name must be --long: " + a)
+		short := len(a) == 2 && a[0] == '-' && a[1] != '-'
+		if !short && (!strings.HasPrefix(a, "--") || len(a) < 3) {
+			panic("argparse: option alias must be --long or -x: " + a)
 		}
 	}
 	g.add(&opt{Option: o, names: append([]string{o.Name}, o.Aliases...)})

@@ -214,6 +214,7 @@ func TestDefinitionErrorsPanic(t *testing.T) {
 	for _, f := range []func(p *Parser){
 		func(p *Parser) { p.Add(Option{Name: "--name"}) },
 		func(p *Parser) { p.Add(Option{Name: "-n"}) },
+		func(p *Parser) { p.Add(Option{Name: "--nn", Aliases: []string{"-nn"}}) },
 		func(p *Parser) { p.Exclusive("--nope") },
 	} {
 		func() {
@@ -251,6 +252,23 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("error of type %T: %v", err, err)
 		}
 	})
+}
+
+// A short alias takes its value as the next argument, attached, or after
+// '=', as add_argument("-o", "--output") does in Python.
+func TestShortAlias(t *testing.T) {
+	p := New("prog", "")
+	p.Add(Option{Name: "--output", Aliases: []string{"-o"}, Choices: []string{"json", "yaml"}, Default: "json"})
+	for _, args := range [][]string{{"-o", "yaml"}, {"-oyaml"}, {"-o=yaml"}, {"--output", "yaml"}, {"--out=yaml"}} {
+		ns, err := p.Parse(args)
+		if err != nil || ns.Get("output") != "yaml" {
+			t.Errorf("%q: %v %v", args, ns, err)
+		}
+	}
+	_, err := p.Parse([]string{"-o", "xml"})
+	if err == nil || err.Error() != "argument --output/-o: invalid choice: 'xml' (choose from 'json', 'yaml')" {
+		t.Errorf("-o xml: %v", err)
+	}
 }
 
 func TestDefaultListNotShared(t *testing.T) {
