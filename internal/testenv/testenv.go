@@ -197,14 +197,21 @@ const BrowserVar = "BENCHSERVE_BROWSER"
 // saying how to install one; under BENCHSERVE_BROWSER=1 it fails t.
 func Chromium(t testing.TB) string {
 	t.Helper()
-	for _, name := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {
+	return program(t, BrowserVar, "no chromium: install Debian's chromium (apt-get install chromium), as .ci/run does",
+		"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+}
+
+// program returns the first of paths that exists, or skips t with msg;
+// under the variable v it fails t instead.
+func program(t testing.TB, v, msg string, paths ...string) string {
+	t.Helper()
+	for _, name := range paths {
 		if _, err := os.Stat(name); err == nil {
 			return name
 		}
 	}
-	msg := "no chromium: install Debian's chromium (apt-get install chromium), as .ci/run does"
-	if required(t, BrowserVar) {
-		t.Fatalf("%s=1 but %s", BrowserVar, msg)
+	if required(t, v) {
+		t.Fatalf("%s=1 but %s", v, msg)
 	}
 	t.Skip(msg)
 	return ""
@@ -218,15 +225,6 @@ const ProxyVar = "BENCHSERVE_PROXY"
 // how to install it; under BENCHSERVE_PROXY=1 it fails t.
 func tinyproxyPath(t testing.TB) string {
 	t.Helper()
-	for _, name := range []string{"/usr/bin/tinyproxy", "/usr/sbin/tinyproxy"} {
-		if _, err := os.Stat(name); err == nil {
-			return name
-		}
-	}
-	msg := "no tinyproxy: install Debian's tinyproxy (apt-get install tinyproxy), as .ci/run does"
-	if required(t, ProxyVar) {
-		t.Fatalf("%s=1 but %s", ProxyVar, msg)
-	}
-	t.Skip(msg)
-	return ""
+	return program(t, ProxyVar, "no tinyproxy: install Debian's tinyproxy (apt-get install tinyproxy), as .ci/run does",
+		"/usr/bin/tinyproxy", "/usr/sbin/tinyproxy")
 }
