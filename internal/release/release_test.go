@@ -214,15 +214,20 @@ func runFromImage(t *testing.T, img layoutImage, wantVersion string) {
 	}
 	got := strings.TrimSuffix(run("--version"), "\n")
 	if wantVersion == "" {
+		// A tagged release prints its tag and commit; an untagged one
+		// Go's version of the build (devel, or a pseudo-version from a
+		// clone's history) with the commit.
 		labels := img.Config.Config.Labels
-		v := labels["org.opencontainers.image.version"]
-		if v == "" {
-			v = "devel"
+		rev := labels["org.opencontainers.image.revision"][:12]
+		got = strings.TrimSuffix(strings.TrimSuffix(got, "-dirty"), "+dirty")
+		if v := labels["org.opencontainers.image.version"]; v != "" {
+			if want := "benchserve " + v + "-" + rev; got != want {
+				t.Errorf("--version printed %q, want %q", got, want)
+			}
+		} else if !strings.HasPrefix(got, "benchserve ") || !strings.HasSuffix(got, rev) {
+			t.Errorf("--version printed %q, want benchserve <version> ending in the commit %s", got, rev)
 		}
-		wantVersion = "benchserve " + v + "-" + labels["org.opencontainers.image.revision"][:12]
-		got = strings.TrimSuffix(got, "-dirty")
-	}
-	if got != wantVersion {
+	} else if got != wantVersion {
 		t.Errorf("--version printed %q, want %q", got, wantVersion)
 	}
 	result := filepath.Join(t.TempDir(), "result.jsonl")
