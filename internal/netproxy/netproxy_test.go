@@ -9,7 +9,7 @@ import (
 func TestFromEnv(t *testing.T) {
 	env := map[string]string{
 		"HTTP_PROXY":  "http://up:3128",
-		"http_proxy":  "http://low:3128", // the upper-case name wins
+		"http_proxy":  "http://low:3128",  // the upper-case name wins
 		"https_proxy": "user:pw@sec:8080", // no scheme: http
 		"no_proxy":    "direct.test,10.0.0.0/8",
 	}
