@@ -143,16 +143,24 @@ func FuzzParseGenerateLine(f *testing.F) {
 
 // Stream times each line, stops at the callback's word, reports a status
 // error with its body, and gives up on a server that goes quiet for the
-// idle limit without limiting a stream that keeps coming.
+// idle limit without limiting a stream that keeps coming. Its bounds hold
+// however late the machine runs either side (under qemu, say): a line is
+// never timed before the server wrote it, and the first is timed before
+// the last was written.
 func TestStream(t *testing.T) {
+	const lines, gap, idle = 12, 100 * time.Millisecond, time.Second // lines × gap > idle
+	written := make(chan [lines]time.Time, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/generate":
+			var wrote [lines]time.Time
+			defer func() { written <- wrote }()
 			w.Header().Set("Content-Type", "text/event-stream")
-			for i := range 5 {
+			for i := range lines {
+				wrote[i] = time.Now()
 				fmt.Fprintf(w, "data: {\"index\": 0, \"meta_info\": {\"completion_tokens\": %d}}\n\n", i+1)
 				w.(http.Flusher).Flush()
-				time.Sleep(20 * time.Millisecond) // slower in all than the idle limit below
+				time.Sleep(gap)
 			}
 			fmt.Fprint(w, "data: [DONE]\n\n")
 		default:
@@ -165,7 +173,7 @@ func TestStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ats []time.Time
-	tm, err := c.Stream(context.Background(), []byte(`{}`), 60*time.Millisecond, func(line []byte, at time.Time) (bool, error) {
+	tm, err := c.Stream(context.Background(), []byte(`{}`), idle, func(line []byte, at time.Time) (bool, error) {
 		ats = append(ats, at)
 		_, kind, err := ParseGenerateLine(line)
 		return kind == LineDone, err
@@ -173,13 +181,17 @@ func TestStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ats) != 6 || !tm.End.Equal(ats[5]) || ats[0].Before(tm.Sent) {
+	if len(ats) != lines+1 || !tm.End.Equal(ats[lines]) || ats[0].Before(tm.Sent) {
 		t.Fatalf("%d lines, end %v, last line %v, sent %v", len(ats), tm.End, ats[len(ats)-1], tm.Sent)
 	}
-	for i := 1; i < len(ats); i++ {
-		if gap := ats[i].Sub(ats[i-1]); gap < 15*time.Millisecond {
-			t.Errorf("line %d came %v after the one before; the server waited 20 ms", i, gap)
+	wrote := <-written
+	for i := range lines {
+		if ats[i].Before(wrote[i]) {
+			t.Errorf("line %d timed %v before the server wrote it", i, wrote[i].Sub(ats[i]))
 		}
+	}
+	if !ats[0].Before(wrote[lines-1]) {
+		t.Errorf("the first line was timed %v after the last was written: lines are not timed as they come", ats[0].Sub(wrote[lines-1]))
 	}
 
 	c404, _ := New("vllm", srv.URL, Options{}, nil, nil)

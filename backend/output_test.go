@@ -134,7 +134,9 @@ func TestBunchedChunks(t *testing.T) {
 		t.Errorf("chunks %d bunched %d late %d (%s); want 6, 3 (c, e, f), 2 (e, f)", rec.Chunks, rec.Bunched, rec.LateBunched, rec.Error)
 	}
 	d := c.ReadDelays()
-	if d.Count() != 4 || d.Max() < 20*time.Millisecond || d.Max() > 30*time.Millisecond {
+	// The worst is the 20 ms read, plus however late this goroutine ran
+	// after it (a loaded machine, qemu): not the second since the send.
+	if d.Count() != 4 || d.Max() < 20*time.Millisecond || d.Max() > 500*time.Millisecond {
 		t.Errorf("%d read delays, max %v; want the 4 reads, the worst 20 ms", d.Count(), d.Max())
 	}
 	c.ResetTiming()
