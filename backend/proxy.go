@@ -110,14 +110,14 @@ func (t *transport) tunnel(ctx context.Context, conn net.Conn, addr string, r *r
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("proxy %s refused CONNECT %s: %s", netproxy.Redact(r.proxy), addr, resp.Status)
+		return fmt.Errorf("proxy %s refused CONNECT %s: %s", r.proxy.Redacted(), addr, resp.Status)
 	}
 	if br.Buffered() > 0 {
-		return fmt.Errorf("proxy %s sent bytes after its CONNECT answer", netproxy.Redact(r.proxy))
+		return fmt.Errorf("proxy %s sent bytes after its CONNECT answer", r.proxy.Redacted())
 	}
 	return nil
 }
 
 func proxyError(r *route, addr string, err error) error {
-	return fmt.Errorf("proxy %s, CONNECT %s: %w", netproxy.Redact(r.proxy), addr, err)
+	return fmt.Errorf("proxy %s, CONNECT %s: %w", r.proxy.Redacted(), addr, err)
 }

@@ -223,7 +223,7 @@ func proxyFor(base string, env Env) (netproxy.Func, error) {
 	}
 	if p != nil {
 		fmt.Fprintf(env.Stderr, "benchserve: note: requests to %s go through the proxy %s (%s); NO_PROXY=%s sends them direct\n",
-			u.Host, netproxy.Redact(p), netproxy.Name(u.Scheme), u.Hostname())
+			u.Host, p.Redacted(), netproxy.Name(u.Scheme), u.Hostname())
 	}
 	return f, nil
 }

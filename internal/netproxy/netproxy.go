@@ -18,8 +18,9 @@ import (
 type Func func(*url.URL) (*url.URL, error)
 
 // FromEnv reads the variables with getenv, upper case first, then lower,
-// as Go does. Requests to localhost and loopback addresses never go
-// through a proxy (Go's rule too).
+// as Go does; nil when neither proxy variable is set, so that a run
+// without a proxy asks nothing per request. Requests to localhost and
+// loopback addresses never go through a proxy (Go's rule too).
 func FromEnv(getenv func(string) string) Func {
 	either := func(upper, lower string) string {
 		if v := getenv(upper); v != "" {
@@ -27,20 +28,27 @@ func FromEnv(getenv func(string) string) Func {
 		}
 		return getenv(lower)
 	}
+	httpProxy, httpsProxy := either("HTTP_PROXY", "http_proxy"), either("HTTPS_PROXY", "https_proxy")
+	if httpProxy == "" && httpsProxy == "" {
+		return nil
+	}
 	cfg := &httpproxy.Config{
-		HTTPProxy:  either("HTTP_PROXY", "http_proxy"),
-		HTTPSProxy: either("HTTPS_PROXY", "https_proxy"),
+		HTTPProxy:  httpProxy,
+		HTTPSProxy: httpsProxy,
 		NoProxy:    either("NO_PROXY", "no_proxy"),
 		CGI:        getenv("REQUEST_METHOD") != "",
 	}
 	return Func(cfg.ProxyFunc())
 }
 
-// Transport is net/http's default transport with the proxy of f: for
-// downloads (Hub files, dataset files), which net/http carries.
+// Transport is net/http's default transport with the proxy of f (nil:
+// none): for downloads (Hub files, dataset files), which net/http carries.
 func Transport(f Func) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.Proxy = func(r *http.Request) (*url.URL, error) { return f(r.URL) }
+	t.Proxy = nil
+	if f != nil {
+		t.Proxy = func(r *http.Request) (*url.URL, error) { return f(r.URL) }
+	}
 	return t
 }
 
@@ -65,12 +73,7 @@ func Check(f Func, target *url.URL) (*url.URL, error) {
 		return nil, fmt.Errorf("%s: %v", Name(target.Scheme), err)
 	}
 	if p != nil && p.Scheme != "http" {
-		return nil, fmt.Errorf("%s=%s: benchmark requests go only through http:// proxies (plain HTTP in absolute form, https by CONNECT), not %s://", Name(target.Scheme), Redact(p), p.Scheme)
+		return nil, fmt.Errorf("%s=%s: benchmark requests go only through http:// proxies (plain HTTP in absolute form, https by CONNECT), not %s://", Name(target.Scheme), p.Redacted(), p.Scheme)
 	}
 	return p, nil
-}
-
-// Redact is the proxy URL without its password, for messages.
-func Redact(p *url.URL) string {
-	return p.Redacted()
 }

@@ -34,8 +34,16 @@ func TestFromEnv(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q", tt.target, got, err, tt.want)
 		}
 	}
-	if p, _ := FromEnv(func(string) string { return "" })(&url.URL{Scheme: "http", Host: "server.test"}); p != nil {
-		t.Errorf("no variables: %v", p)
+	// No proxy variable (NO_PROXY alone changes nothing): no proxy, and
+	// nothing asked per request.
+	if f := FromEnv(func(k string) string { return map[string]string{"NO_PROXY": "x.test"}[k] }); f != nil {
+		t.Errorf("no proxy variables: a proxy function")
+	}
+	if p, err := Check(nil, &url.URL{Scheme: "http", Host: "server.test"}); p != nil || err != nil {
+		t.Errorf("no proxy: %v, %v", p, err)
+	}
+	if Transport(nil).Proxy != nil {
+		t.Error("Transport(nil) has a proxy")
 	}
 }
 
