@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"benchserve/internal/app/cli"
+	"benchserve/app/cli"
 )
 
 func main() {

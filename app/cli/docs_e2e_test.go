@@ -209,7 +209,7 @@ func TestDocCommandsExtraction(t *testing.T) {
 // working directory, exits 0 and prints nothing on stderr but notes.
 // Changes the working directory: not parallel.
 func TestDocsSimCommandsRun(t *testing.T) {
-	root, err := filepath.Abs("../../..")
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 # Regenerates usage_80.txt: Python argparse's format_usage() for our flag table.
-#   go test ./internal/app/cli -run TestDumpFlags -dump-flags=/tmp/flags.json
-#   COLUMNS=80 python3 internal/app/cli/testdata/usage.py /tmp/flags.json > internal/app/cli/testdata/usage_80.txt
+#   go test ./app/cli -run TestDumpFlags -dump-flags=/tmp/flags.json
+#   COLUMNS=80 python3 app/cli/testdata/usage.py /tmp/flags.json > app/cli/testdata/usage_80.txt
 import argparse, json, sys
 
 flags = json.load(open(sys.argv[1]))

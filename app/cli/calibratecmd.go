@@ -7,7 +7,7 @@ import (
 
 	"benchserve/backend"
 	"benchserve/bench"
-	"benchserve/internal/app/calibrate"
+	"benchserve/app/calibrate"
 	"benchserve/internal/py/argparse"
 )
 

@@ -167,7 +167,7 @@ func TestK8sManifest(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errb)
 	}
-	sample, err := os.ReadFile("../../../deploy/k8s/benchserve-job.json")
+	sample, err := os.ReadFile("../../deploy/k8s/benchserve-job.json")
 	if err != nil {
 		t.Fatal(err)
 	}
