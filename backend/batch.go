@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"benchserve/internal/py/pyjson"
-	"benchserve/internal/wire/netstamp"
-	"benchserve/internal/wire/sse"
+	"benchserve/wire/netstamp"
+	"benchserve/wire/sse"
 )
 
 // This file is bench_one_batch_server's request (one-batch spec §3.3, §3.7,

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"benchserve/internal/wire/jsonscan"
+	"benchserve/internal/jsonscan"
 )
 
 // LineKind is what a line of a batched stream is.

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"benchserve/internal/wire/jsonscan"
+	"benchserve/internal/jsonscan"
 	"benchserve/record"
 )
 

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"benchserve/internal/hist"
-	"benchserve/internal/wire/netstamp"
+	"benchserve/wire/netstamp"
 )
 
 // This file is the client's policy for when response bytes arrived. A

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"benchserve/internal/hist"
-	"benchserve/internal/wire/sse"
+	"benchserve/wire/sse"
 )
 
 // receiveReader returns one line a Read, each with the receive time the

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"benchserve/internal/hist"
-	"benchserve/internal/wire/jsonscan"
-	"benchserve/internal/wire/sse"
+	"benchserve/internal/jsonscan"
 	"benchserve/record"
+	"benchserve/wire/sse"
 )
 
 // maxBody caps a whole (non-streamed) response, like a stream's longest line.

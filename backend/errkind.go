@@ -9,9 +9,9 @@ import (
 	"net"
 	"syscall"
 
-	"benchserve/internal/wire/neterr"
-	"benchserve/internal/wire/sse"
 	"benchserve/record"
+	"benchserve/wire/neterr"
+	"benchserve/wire/sse"
 )
 
 // kindError is a failure with its record.ErrorKind.

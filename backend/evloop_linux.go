@@ -13,7 +13,7 @@ import (
 	"time"
 	"unsafe"
 
-	"benchserve/internal/wire/netstamp"
+	"benchserve/wire/netstamp"
 
 	"golang.org/x/sys/unix"
 )

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"time"
 
-	"benchserve/internal/wire/sse"
 	"benchserve/record"
+	"benchserve/wire/sse"
 )
 
 // exchange is one request's response as the event loop reads it: each

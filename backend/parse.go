@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"benchserve/internal/wire/jsonscan"
+	"benchserve/internal/jsonscan"
 	"benchserve/record"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"benchserve/internal/jsonscan"
 	"benchserve/internal/py/pyjson"
-	"benchserve/internal/wire/jsonscan"
 )
 
 // The OpenAI Responses API (POST /v1/responses) and the Anthropic

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"benchserve/internal/testenv"
-	"benchserve/internal/wire/netstamp"
-	"benchserve/internal/wire/sse"
+	"benchserve/wire/netstamp"
+	"benchserve/wire/sse"
 )
 
 // TestChunkStampedAtArrival: a chunk is timed when it reached the machine,

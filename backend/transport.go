@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"benchserve/internal/netproxy"
-	"benchserve/internal/wire/netstamp"
+	"benchserve/wire/netstamp"
 )
 
 // transport sends HTTP/1.1 requests, plain or over TLS, on keep-alive
@@ -23,7 +23,7 @@ import (
 // reads the response, with no goroutine of the connection's own (net/http's
 // Transport runs two per connection and passes every request and response
 // between them, which costs CPU and stack memory at every request). Every
-// connection reads through internal/wire/netstamp, so https is timed with the
+// connection reads through wire/netstamp, so https is timed with the
 // kernel's receive times as plain HTTP is, and it decodes chunked bodies
 // itself (see chunked). The head is written by Request.Write and read by
 // http.ReadResponse.

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"benchserve/internal/jsonscan"
 	"benchserve/internal/py/pyjson"
 	"benchserve/internal/version"
-	"benchserve/internal/wire/jsonscan"
 	"benchserve/metrics"
 	"benchserve/record"
 	"benchserve/report"

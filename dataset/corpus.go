@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"benchserve/internal/wire/jsonscan"
+	"benchserve/internal/jsonscan"
 )
 
 // corpus is a ShareGPT file reduced to where the first two turns of each

@@ -6,7 +6,7 @@ import (
 	"io"
 	"unicode/utf8"
 
-	"benchserve/internal/wire/jsonscan"
+	"benchserve/internal/jsonscan"
 )
 
 // scanner validates JSON read from a stream through a fixed buffer, without
@@ -15,7 +15,7 @@ import (
 // numbers, control characters in strings are not, and the text must be
 // UTF-8 (Python decodes the file before parsing).
 //
-// It is internal/wire/jsonscan's job, reading a file of any size in bounded
+// It is internal/jsonscan's job, reading a file of any size in bounded
 // memory (the ShareGPT file is ~670 MB) with Python's messages, so it keeps
 // its own tokenizer for values that straddle its buffer; within a buffer it
 // uses jsonscan's run finder, escape table and \u reader.

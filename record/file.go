@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"benchserve/internal/wire/jsonscan"
+	"benchserve/internal/jsonscan"
 )
 
 // DecodeLine reads one line of a --record-file (bench writes them) into

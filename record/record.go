@@ -42,7 +42,7 @@ type Record struct {
 	// rest.
 	ReasoningTokens, ContentTokens int
 	// KernelTimed: every read of the response was timed with the kernel's
-	// receive time of its bytes (see internal/wire/netstamp), none at the read.
+	// receive time of its bytes (see wire/netstamp), none at the read.
 	KernelTimed bool
 	// Gaps holds the gaps between content chunks (per token for /generate):
 	// the reference's itl list, 3 to 4 bytes a gap.

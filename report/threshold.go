@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"benchserve/internal/jsonscan"
 	"benchserve/internal/py/pyjson"
-	"benchserve/internal/wire/jsonscan"
 )
 
 // Threshold is one --threshold: a result key, a comparison and a limit

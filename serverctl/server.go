@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"benchserve/internal/py/pyfmt"
-	"benchserve/internal/wire/neterr"
+	"benchserve/wire/neterr"
 )
 
 // Server is one inference server's control plane: Base is its URL (no

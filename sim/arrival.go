@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"benchserve/internal/wire/netstamp"
+	"benchserve/wire/netstamp"
 )
 
 // A request's arrival is when its bytes reached the server's socket. Under

@@ -17,7 +17,7 @@ type fakeStamped struct {
 func (c fakeStamped) LastArrival() int64 { return c.ns }
 
 // A request's arrival is when its bytes reached the socket (the kernel's
-// receive time of the connection's last read, internal/wire/netstamp), however
+// receive time of the connection's last read, wire/netstamp), however
 // late the handler starts; without one, the handler's start.
 func TestArrival(t *testing.T) {
 	sent := time.Now().Add(-20 * time.Millisecond)

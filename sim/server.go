@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"benchserve/internal/clock"
-	"benchserve/internal/wire/netstamp"
 	"benchserve/tokenizer"
+	"benchserve/wire/netstamp"
 )
 
 // Version is reported by /server_info.

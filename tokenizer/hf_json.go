@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"benchserve/internal/wire/jsonscan"
+	"benchserve/internal/jsonscan"
 )
 
 // jsonDoc reads a tokenizer.json quickly: encoding/json needs about a second
@@ -18,9 +18,9 @@ import (
 //
 // The validating pass (skip) is its own: it follows serde_json, which the
 // tokenizers library parses with (no NaN or Infinity, unlike
-// internal/wire/jsonscan's json.loads rules), words errors as encoding/json does
+// internal/jsonscan's json.loads rules), words errors as encoding/json does
 // with a line and column, and records where the outer values end. Strings,
-// escapes and the walks over validated text are internal/wire/jsonscan's.
+// escapes and the walks over validated text are internal/jsonscan's.
 type jsonDoc struct {
 	file string
 	data []byte

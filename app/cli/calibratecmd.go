@@ -5,9 +5,9 @@ import (
 	"os"
 	"time"
 
+	"benchserve/app/calibrate"
 	"benchserve/backend"
 	"benchserve/bench"
-	"benchserve/app/calibrate"
 	"benchserve/internal/py/argparse"
 )
 

@@ -2,7 +2,7 @@
 
 package testenv
 
-// probeStamps: internal/wire/netstamp asks for receive times on Linux only.
+// probeStamps: wire/netstamp asks for receive times on Linux only.
 func probeStamps() (bool, string) {
 	return false, "benchserve reads kernel receive times on Linux only"
 }

@@ -152,7 +152,7 @@ var repoRoot = sync.OnceValues(func() (string, error) {
 })
 
 // KernelStamps reports whether this kernel stamps the TCP reads of this
-// machine with their receive times (SO_TIMESTAMPNS, as internal/wire/netstamp
+// machine with their receive times (SO_TIMESTAMPNS, as wire/netstamp
 // asks), found by a probe of its own, independent of netstamp. When it
 // does not, it logs why and returns false; under BENCHSERVE_KERNEL_STAMPS=1
 // it fails t instead (without stopping it). For a test with a check that

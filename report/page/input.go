@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"benchserve/internal/wire/jsonscan"
+	"benchserve/internal/jsonscan"
 	"benchserve/record"
 )
 

@@ -10,7 +10,7 @@ import (
 // TCP socket that asks for kernel receive times (the costs issue 20's
 // event-driven path is measured against):
 //
-//	go test ./internal/wire/netstamp -run XXX -bench Floor
+//	go test ./wire/netstamp -run XXX -bench Floor
 //
 // RecvmsgData is one recvmsg that returns a chunk with its time;
 // RecvmsgEmpty the one that finds the socket empty (Go's poller makes it
