@@ -8,10 +8,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
+	"benchserve/internal/exit"
 	"benchserve/internal/syncio"
 	"benchserve/report"
 )
@@ -47,14 +47,14 @@ type Env struct {
 }
 
 // DefaultGrace is how long requests in flight may finish after an interrupt.
-const DefaultGrace = 5 * time.Second
+const DefaultGrace = exit.Grace
 
 // withDefaults fills in what e leaves out. Request goroutines print
 // (--print-requests) and so does the interrupt notice: each write must
 // land whole.
 func (e Env) withDefaults() Env {
 	if e.Getenv == nil {
-		e.Getenv = os.Getenv
+		e.Getenv = func(string) string { return "" }
 	}
 	if e.Now == nil {
 		e.Now = time.Now

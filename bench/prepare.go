@@ -220,7 +220,7 @@ func (p *Plan) load(ctx context.Context, model string, detected bool, py *pyrand
 		fmt.Fprint(env.Stdout, tokenizer.NoChatTemplateWarning(tok))
 	}
 	rows, err := dataset.Load(ctx, datasetParams(cfg, model), dataset.Env{
-		Tok: tok, Py: py, NP: np, Out: env.Stdout, CacheDir: UserCache(env.Getenv), HTTP: hc.HTTP,
+		Tok: tok, Py: py, NP: np, Out: env.Stdout, CacheDir: dataset.CacheDir(env.Getenv), HTTP: hc.HTTP,
 		Progress: env.Stderr, // long builds say how far they are; stdout keeps the reference's lines
 		Fetch: func(ctx context.Context, repoType, repoID, file string) (string, error) {
 			return hc.Download(ctx, repoType, repoID, file, "main")

@@ -6,8 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -45,22 +43,6 @@ func checkSupported(cfg *Config) error {
 		return usage("--max-concurrency: must not be negative, got %d", *cfg.MaxConcurrency)
 	}
 	return nil
-}
-
-// UserCache is where datasets keep what they reuse between runs:
-// $XDG_CACHE_HOME/benchserve, else ~/.cache/benchserve.
-func UserCache(getenv func(string) string) string {
-	if d := getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "benchserve")
-	}
-	if h := getenv("HOME"); h != "" {
-		return filepath.Join(h, ".cache", "benchserve")
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "benchserve")
-	}
-	return filepath.Join(d, "benchserve")
 }
 
 // clientOptions are the HTTP settings from --connect-timeout, --cacert and

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"benchserve/internal/netproxy"
@@ -43,13 +44,21 @@ type Client struct {
 // huggingface_hub reads: HF_ENDPOINT, HF_TOKEN (else the token file
 // $HF_TOKEN_PATH or $HF_HOME/token), HF_HUB_CACHE, HF_HOME, XDG_CACHE_HOME
 // and HF_HUB_OFFLINE, with their older names as fallbacks, and the proxy
-// variables, read with getenv (nil: the process environment).
+// variables, read with getenv (the command's environment: a library never
+// reads the process's own; nil is an empty one).
 func FromEnv(getenv func(string) string) *Client {
 	if getenv == nil {
-		getenv = os.Getenv
+		getenv = func(string) string { return "" }
 	}
-	home, _ := os.UserHomeDir()
-	return fromEnv(getenv, home)
+	return fromEnv(getenv, homeDir(getenv))
+}
+
+// homeDir is the user's home folder as os.UserHomeDir finds it, from getenv.
+func homeDir(getenv func(string) string) string {
+	if runtime.GOOS == "windows" {
+		return getenv("USERPROFILE")
+	}
+	return getenv("HOME")
 }
 
 func fromEnv(getenv func(string) string, home string) *Client {
@@ -126,12 +135,7 @@ func (c *Client) endpoint() string {
 	return strings.TrimRight(c.Endpoint, "/")
 }
 
-func (c *Client) cacheDir() string {
-	if c.CacheDir != "" {
-		return c.CacheDir
-	}
-	return FromEnv(nil).CacheDir
-}
+func (c *Client) cacheDir() string { return c.CacheDir }
 
 func (c *Client) httpClient() http.Client {
 	if c.HTTP != nil {

@@ -55,9 +55,13 @@ func TestFromEnvProcess(t *testing.T) {
 	t.Setenv("HF_TOKEN", "hf_t")
 	t.Setenv("HF_HUB_OFFLINE", "1")
 	t.Setenv("HF_ENDPOINT", "")
-	c := FromEnv(nil)
+	c := FromEnv(os.Getenv)
 	if c.CacheDir != dir || c.Token != "hf_t" || !c.Offline || c.Endpoint != DefaultEndpoint {
-		t.Errorf("FromEnv() = %+v", c)
+		t.Errorf("FromEnv(os.Getenv) = %+v", c)
+	}
+	// A library never reads the process's environment on its own.
+	if c := FromEnv(nil); c.CacheDir == dir || c.Token != "" || c.Offline {
+		t.Errorf("FromEnv(nil) = %+v, want none of the process's variables", c)
 	}
 }
 

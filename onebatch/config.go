@@ -83,7 +83,7 @@ type Env struct {
 	// Now is the wall clock for profile directory names; nil is time.Now.
 	Now func() time.Time
 	// Interrupt is closed at the user's first interrupt: no case starts
-	// after it, and the case in flight has Grace (0: bench.DefaultGrace)
+	// after it, and the case in flight has Grace (0: exit.Grace)
 	// to finish, or until Cut closes (the second interrupt). Before the
 	// first case, the interrupt ends the run at once.
 	Interrupt, Cut <-chan struct{}

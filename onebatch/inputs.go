@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 
-	"benchserve/bench"
 	"benchserve/dataset"
 	"benchserve/hub"
 	"benchserve/schedule"
@@ -111,7 +110,7 @@ func (r *runner) datasetInputs(ctx context.Context, in *inputs, bs, il, ol int) 
 	hc := hub.FromEnv(r.env.Getenv)
 	hc.Progress = r.env.Stderr
 	rows, err := dataset.Load(ctx, p, dataset.Env{
-		Tok: r.tok, Py: r.py, NP: r.np, Out: r.env.Stdout, CacheDir: bench.UserCache(r.env.Getenv), HTTP: hc.HTTP,
+		Tok: r.tok, Py: r.py, NP: r.np, Out: r.env.Stdout, CacheDir: dataset.CacheDir(r.env.Getenv), HTTP: hc.HTTP,
 		Progress: r.env.Stderr,
 		Fetch: func(ctx context.Context, repoType, repoID, file string) (string, error) {
 			return hc.Download(ctx, repoType, repoID, file, "main")

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"benchserve/bench"
+	"benchserve/internal/exit"
 )
 
 // watch derives the run's contexts from ctx: setup (the server's facts,
@@ -21,7 +21,7 @@ func watch(ctx context.Context, env Env) (setup, cases context.Context, stop fun
 	}
 	grace := env.Grace
 	if grace <= 0 {
-		grace = bench.DefaultGrace
+		grace = exit.Grace
 	}
 	go func() {
 		select {
@@ -56,12 +56,12 @@ func interrupted(env Env) bool {
 // beforeCases is err, or the interrupt's exit when an interrupt ended the
 // run before its first case.
 func beforeCases(err error, env Env) error {
-	var ee *bench.ExitError
-	if errors.As(err, &ee) && ee.Code == bench.ExitInterrupted {
+	var ee *exit.Error
+	if errors.As(err, &ee) && ee.Code == exit.Interrupted {
 		return err
 	}
 	if err != nil && interrupted(env) {
-		return &bench.ExitError{Code: bench.ExitInterrupted, Msg: "interrupted before the first case: nothing to report"}
+		return &exit.Error{Code: exit.Interrupted, Msg: "interrupted before the first case: nothing to report"}
 	}
 	return err
 }

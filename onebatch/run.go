@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"benchserve/backend"
-	"benchserve/bench"
 	"benchserve/hub"
+	"benchserve/internal/exit"
 	"benchserve/internal/netproxy"
 	"benchserve/internal/py/pyrand"
 	"benchserve/report"
@@ -54,7 +54,7 @@ func Run(ctx context.Context, c *Config, env Env) error {
 		env.FlushPause = 2 * time.Second
 	}
 	if env.Getenv == nil {
-		env.Getenv = os.Getenv
+		env.Getenv = func(string) string { return "" }
 	}
 	notes, err := Validate(c)
 	if err != nil {
@@ -132,7 +132,7 @@ func Run(ctx context.Context, c *Config, env Env) error {
 		case r.saved > 1:
 			msg = fmt.Sprintf("interrupted; the rows of the %d cases that finished are in %s", r.saved, c.ResultFilename)
 		}
-		return &bench.ExitError{Code: bench.ExitInterrupted, Msg: msg}
+		return &exit.Error{Code: exit.Interrupted, Msg: msg}
 	}
 	return runErr
 }
@@ -297,11 +297,11 @@ func (r *runner) warmup(ctx context.Context) error {
 	for _, bs := range sizes {
 		if _, err := r.runCase(ctx, bs, 1024, 16, caseOpts{ignoreEOS: true}); err != nil {
 			if errors.Is(err, errInterrupted) {
-				return &bench.ExitError{Code: bench.ExitInterrupted, Msg: "interrupted during the warmup; no case was measured"}
+				return &exit.Error{Code: exit.Interrupted, Msg: "interrupted during the warmup; no case was measured"}
 			}
-			var ee *bench.ExitError
+			var ee *exit.Error
 			if errors.As(err, &ee) {
-				return &bench.ExitError{Code: ee.Code, Msg: "warmup " + ee.Msg}
+				return &exit.Error{Code: ee.Code, Msg: "warmup " + ee.Msg}
 			}
 			return fmt.Errorf("warmup: %w", err)
 		}

@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"os"
 
-	"benchserve/bench"
+	"benchserve/internal/exit"
 )
 
 func usage(format string, a ...any) error {
-	return &bench.ExitError{Code: bench.ExitUsage, Msg: fmt.Sprintf(format, a...)}
+	return &exit.Error{Code: exit.Usage, Msg: fmt.Sprintf(format, a...)}
 }
 
 func failure(format string, a ...any) error {
-	return &bench.ExitError{Code: bench.ExitFailure, Msg: fmt.Sprintf(format, a...)}
+	return &exit.Error{Code: exit.Failure, Msg: fmt.Sprintf(format, a...)}
 }
 
 // Validate checks every flag combination before any request, with the

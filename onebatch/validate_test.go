@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"benchserve/bench"
+	"benchserve/internal/exit"
 )
 
 func defaults() *Config {
@@ -33,8 +33,8 @@ func TestValidate(t *testing.T) {
 	c = defaults()
 	c.OutputLens = []int{16, -1}
 	_, err = Validate(c)
-	var ee *bench.ExitError
-	if !errors.As(err, &ee) || ee.Code != bench.ExitUsage || !strings.Contains(ee.Msg, "--output-len") {
+	var ee *exit.Error
+	if !errors.As(err, &ee) || ee.Code != exit.Usage || !strings.Contains(ee.Msg, "--output-len") {
 		t.Errorf("negative output length: %v", err)
 	}
 }

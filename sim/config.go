@@ -21,6 +21,9 @@ type Config struct {
 	// tokens and whose ids the output words are; /model_info reports it so
 	// that benchserve picks the same one.
 	Tokenizer string
+	// Getenv is the environment a hub tokenizer is looked up with (its
+	// cache and offline variables); nil is an empty one.
+	Getenv func(string) string
 	// Preset is the name of the preset the engine values came from, for
 	// /server_info.
 	Preset string

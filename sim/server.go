@@ -58,7 +58,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	tok, err := tokenizer.Resolve(context.Background(), cfg.Tokenizer, tokenizer.ResolveOptions{})
+	tok, err := tokenizer.Resolve(context.Background(), cfg.Tokenizer, tokenizer.ResolveOptions{Getenv: cfg.Getenv})
 	if err != nil {
 		return nil, fmt.Errorf("--tokenizer: %w", err)
 	}

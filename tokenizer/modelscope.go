@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -60,8 +61,8 @@ func newModelScope(opt ResolveOptions) *modelScope {
 	root := opt.Getenv("MODELSCOPE_CACHE")
 	if root == "" {
 		home := opt.Getenv("HOME")
-		if home == "" {
-			home, _ = os.UserHomeDir()
+		if runtime.GOOS == "windows" {
+			home = opt.Getenv("USERPROFILE")
 		}
 		root = filepath.Join(home, ".cache", "modelscope", "hub")
 	}

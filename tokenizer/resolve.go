@@ -20,7 +20,8 @@ type ResolveOptions struct {
 	// reads first); nil means hub.FromEnv(Getenv).
 	Hub *hub.Client
 	// Getenv reads SGLANG_USE_MODELSCOPE and ModelScope's MODELSCOPE_CACHE,
-	// MODELSCOPE_DOMAIN and HF_HUB_OFFLINE; nil means os.Getenv.
+	// MODELSCOPE_DOMAIN and HF_HUB_OFFLINE (the command's environment; nil
+	// is an empty one: a library never reads the process's own).
 	Getenv func(string) string
 	// HTTP is the client for ModelScope; nil means one with the proxy
 	// variables Getenv reads.
@@ -51,7 +52,7 @@ func Resolve(ctx context.Context, name string, opt ResolveOptions) (Tokenizer, e
 		return Load(name)
 	}
 	if opt.Getenv == nil {
-		opt.Getenv = os.Getenv
+		opt.Getenv = func(string) string { return "" }
 	}
 	key, load, err := locate(name, opt)
 	if err != nil {

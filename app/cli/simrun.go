@@ -20,6 +20,7 @@ func SimMain(ctx context.Context, args []string, pio IO) int {
 	if code, done := parseOutcome(err, pio); done {
 		return code
 	}
+	cfg.Getenv = pio.Getenv
 	srv, err := sim.New(*cfg)
 	if err != nil {
 		return exitCode(&bench.ExitError{Code: bench.ExitUsage, Msg: err.Error()}, pio.Stderr)
@@ -139,6 +140,7 @@ func startSim(cfg *bench.Config, pio IO) (stop func(), err error) {
 	if cfg.Tokenizer != nil {
 		sc.Tokenizer = *cfg.Tokenizer
 	}
+	sc.Getenv = pio.Getenv
 	srv, err := sim.New(sc)
 	if err != nil {
 		return nil, &bench.ExitError{Code: bench.ExitUsage, Msg: "--sim: " + err.Error()}

@@ -58,6 +58,9 @@ type Options struct {
 	CACerts   string     // the PEM bundle the image holds
 	Platforms []Platform // nil: Platforms
 	Log       io.Writer  // a line per file written
+	// Env is the environment go build runs in (the caller's: PATH, HOME,
+	// GOCACHE...); the build's own settings are added to it.
+	Env []string
 }
 
 var tagPattern = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
@@ -150,7 +153,7 @@ func buildOne(ctx context.Context, o Options, p Platform, path string) error {
 	}
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=true", "-ldflags", ldflags, "-o", abs, "./cmd/benchserve")
 	cmd.Dir = o.ModuleDir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch,
+	cmd.Env = append(slices.Clip(o.Env), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch,
 		"GOFLAGS=", "GOAMD64=v1", "GOARM64=v8.0", "GOEXPERIMENT=")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build for %s: %v\n%s", p, err, out)

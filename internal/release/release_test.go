@@ -56,7 +56,7 @@ func TestReleaseImageRunsBinary(t *testing.T) {
 		start := time.Now()
 		_, err = Build(context.Background(), Options{
 			ModuleDir: mod, Out: dir, Tag: "v0.0.0-test", Commit: tree.Commit, Modified: tree.Modified,
-			Created: tree.Time, CACerts: certs, Platforms: plats,
+			Created: tree.Time, CACerts: certs, Platforms: plats, Env: os.Environ(),
 		})
 		if err != nil {
 			t.Fatal(err)

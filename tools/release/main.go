@@ -66,7 +66,7 @@ func main() {
 	start := time.Now()
 	names, err := release.Build(ctx, release.Options{
 		ModuleDir: dir, Out: *out, Tag: *tag, Commit: tree.Commit, Modified: tree.Modified,
-		Created: created, CACerts: *certs, Log: os.Stderr,
+		Created: created, CACerts: *certs, Log: os.Stderr, Env: os.Environ(),
 	})
 	if err != nil {
 		fail("%v", err)
