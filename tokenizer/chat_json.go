@@ -272,6 +272,7 @@ func pyDump(sb *strings.Builder, v jinja.Value, opt pyDumpOptions, depth int) er
 		newline(depth)
 		sb.WriteByte('}')
 	default:
+		//lint:ignore ST1005 Python's own message, byte for byte
 		return fmt.Errorf("Object of type %s is not JSON serializable", pyTypeName(v))
 	}
 	return nil

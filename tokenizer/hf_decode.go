@@ -62,6 +62,7 @@ func parseDecoder(raw []byte) (decoder, error) {
 			return nil, err
 		}
 		if utf8.RuneCountInString(c.Content) != 1 || c.Start < 0 || c.Stop < 0 {
+			//lint:ignore ST1005 the tokenizers library's own message (its component's name first)
 			return nil, fmt.Errorf("Strip: content %q is not one character", c.Content)
 		}
 		r, _ := utf8.DecodeRuneInString(c.Content)
@@ -76,6 +77,7 @@ func parseDecoder(raw []byte) (decoder, error) {
 		}
 		m, err := c.Pattern.matcher()
 		if err != nil {
+			//lint:ignore ST1005 the tokenizers library's own message (its component's name first)
 			return nil, fmt.Errorf("Replace: %v", err)
 		}
 		return replaceDec{replace{m, c.Content}}, nil

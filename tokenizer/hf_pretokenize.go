@@ -97,6 +97,7 @@ func parsePreTokenizer(raw []byte) (preTokenizer, error) {
 		}
 		m, err := c.Pattern.matcher()
 		if err != nil {
+			//lint:ignore ST1005 the tokenizers library's own message (its component's name first)
 			return nil, fmt.Errorf("Split: %v", err)
 		}
 		b, err := parseBehavior(c.Behavior)
@@ -218,6 +219,7 @@ func parseMetaspace(raw []byte) (preTokenizer, error) {
 		return nil, err
 	}
 	if utf8.RuneCountInString(c.Replacement) != 1 {
+		//lint:ignore ST1005 the tokenizers library's own message (its component's name first)
 		return nil, fmt.Errorf("Metaspace: replacement %q is not one character", c.Replacement)
 	}
 	m := &metaspacePre{repl: c.Replacement, scheme: "always", splitOn: true}
@@ -227,6 +229,7 @@ func parseMetaspace(raw []byte) (preTokenizer, error) {
 		case "always", "first", "never":
 			m.scheme = *c.PrependScheme
 		default:
+			//lint:ignore ST1005 the tokenizers library's own message (its component's name first)
 			return nil, fmt.Errorf("Metaspace: unknown prepend_scheme %q", *c.PrependScheme)
 		}
 	}
