@@ -315,7 +315,7 @@ func (r *runner) replied(in *backend.Input, rec *record.Record, epoch time.Time,
 		rec.Error = "cancelled: the run was interrupted"
 	}
 	r.printEnd(in.ID, started, rec)
-	r.recFile.write(rec)
+	r.recFile.Write(rec)
 }
 
 // converse runs a multi-turn conversation (spec §4.5): each round adds its

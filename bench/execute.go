@@ -97,14 +97,14 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 		bar = newProgress(p.Env.Stderr, p.expected(), p.traffic.duration)
 	}
 	if cfg.RecordFile != nil {
-		rf, err := openRecordFile(*cfg.RecordFile)
+		rf, err := record.Create(*cfg.RecordFile)
 		if err != nil {
-			return nil, failure("%v", err)
+			return nil, failure("--record-file: %v", err)
 		}
 		r.recFile = rf
 		defer func() {
-			if err := rf.close(); err != nil {
-				fmt.Fprintf(p.Env.Stderr, "benchserve: error: %v\n", err)
+			if err := rf.Close(); err != nil {
+				fmt.Fprintf(p.Env.Stderr, "benchserve: error: --record-file: %v\n", err)
 			}
 		}()
 	}
@@ -125,7 +125,7 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.recFile.startRun(start)
+	r.recFile.StartRun(start)
 	check := startSelfCheck(p.expected(), cfg.Sim)
 	ph := phase{slots: p.Slots, cyclic: p.cyclic, bar: bar, check: check, capRamp: p.capSteps != nil}
 	if d := p.traffic.duration; d > 0 {
@@ -271,7 +271,7 @@ type runner struct {
 	// gate closes at the interrupt: no request is written after it.
 	gate *backend.Gate
 	// recFile is --record-file, set once the warmup is over.
-	recFile *recordFile
+	recFile *record.Writer
 }
 
 func newRunner(p *Plan) *runner {

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"benchserve/internal/py/pyjson"
 	"benchserve/metrics"
+	"benchserve/record"
 	"benchserve/report"
 	"benchserve/schedule"
 )
@@ -52,53 +52,29 @@ func checkStartAt(flag float64, at, now time.Time) error {
 }
 
 // shardHeader opens a shard's record file with what benchserve merge
-// needs to rebuild the whole run: the shard, the common start, and the
-// settings the result echoes.
+// needs to rebuild the whole run.
 func (r *runner) shardHeader() {
 	t := &r.traffic
 	if t.shards == 0 || r.recFile == nil {
 		return
 	}
-	cfg := r.Config
-	o := &pyjson.Object{}
-	o.Set("shard", pyjson.String(fmt.Sprintf("%d/%d", t.shard, t.shards)))
+	run := runOf(r.Config, r.Client.Spec(), r.gates, nil)
+	h := &record.Header{Shard: fmt.Sprintf("%d/%d", t.shard, t.shards), Seed: r.Config.Seed, PlannedSlots: len(r.Slots),
+		Backend: run.Backend, DatasetName: run.DatasetName, RequestRate: run.RequestRate,
+		MaxConcurrency: run.MaxConcurrency, SharegptOutputLen: run.SharegptOutputLen,
+		RandomInputLen: run.RandomInputLen, RandomOutputLen: run.RandomOutputLen, RandomRangeRatio: run.RandomRangeRatio, Tag: run.Tag}
 	if !t.startAt.IsZero() {
-		o.Set("start_at_unix", pyjson.Float(float64(t.startAt.UnixNano())/1e9))
+		h.StartAt = float64(t.startAt.UnixNano()) / 1e9
 	}
-	o.Set("seed", pyjson.Int(cfg.Seed))
-	o.Set("planned_slots", pyjson.Int(len(r.Slots)))
-	run := runOf(cfg, r.Client.Spec(), r.gates, nil)
-	o.Set("backend", pyjson.String(run.Backend))
-	o.Set("dataset_name", pyjson.String(run.DatasetName))
-	o.Set("request_rate", pyjson.Float(run.RequestRate))
-	if run.MaxConcurrency != nil {
-		o.Set("max_concurrency", pyjson.Int(*run.MaxConcurrency))
-	}
-	if run.SharegptOutputLen != nil {
-		o.Set("sharegpt_output_len", pyjson.Int(*run.SharegptOutputLen))
-	}
-	o.Set("random_input_len", pyjson.Int(run.RandomInputLen))
-	o.Set("random_output_len", pyjson.Int(run.RandomOutputLen))
-	o.Set("random_range_ratio", pyjson.Float(run.RandomRangeRatio))
-	if run.Tag != nil {
-		o.Set("tag", pyjson.String(*run.Tag))
-	}
-	r.recFile.line(o)
+	r.recFile.WriteHeader(h)
 }
 
-// shardFooter closes a shard's record file: when it really started, how
-// long it ran, how many records it wrote; merge waits for it.
+// shardFooter closes a shard's record file; merge waits for it.
 func (r *runner) shardFooter(e *Execution, records int) {
 	if r.traffic.shards == 0 || r.recFile == nil {
 		return
 	}
-	o := &pyjson.Object{}
-	o.Set("shard_end", pyjson.Bool(true))
-	o.Set("benchmark_start_unix", pyjson.Float(float64(e.Start.UnixNano())/1e9))
-	o.Set("duration", pyjson.Float(e.Duration))
-	o.Set("records", pyjson.Int(records))
-	o.Set("interrupted", pyjson.Bool(e.Stopped))
-	r.recFile.line(o)
+	r.recFile.WriteEnd(&record.End{Start: float64(e.Start.UnixNano()) / 1e9, Duration: e.Duration, Records: records, Interrupted: e.Stopped})
 }
 
 // warnServerTokens warns when the server counted more than 1% more or

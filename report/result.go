@@ -38,6 +38,8 @@ type Result struct {
 	Server     *metrics.ServerView
 	ServerNote string
 	Provenance *pyjson.Object
+	// Shards are a merged run's shards (benchserve merge), nil otherwise.
+	Shards []Shard
 	// Tail holds keys a caller adds after all others (a sweep's point).
 	Tail *pyjson.Object
 }
@@ -202,6 +204,9 @@ func (res *Result) extra() *pyjson.Object {
 	}
 	if len(res.Thresholds) > 0 {
 		thresholdKeys(o, res.Thresholds)
+	}
+	if res.Shards != nil {
+		shardKeys(o, res.Shards, len(res.Records))
 	}
 	if res.Tail != nil {
 		o.Update(res.Tail)

@@ -70,10 +70,7 @@ func MergeMain(ctx context.Context, args []string, pio IO) int {
 	if err := report.Console(pio.Stdout, res.Run, res.Summary); err != nil {
 		return exitCode(failed(err), pio.Stderr)
 	}
-	var rows []report.Row
 	for _, c := range checks {
-		v := fmt.Sprintf("%d requests, %s req/s, send lag p99 %s ms, start %+.1f ms", c.Requests, report.F(c.AchievedRate), report.F(c.LagP99), c.StartOffset)
-		rows = append(rows, report.Row{Label: "Shard " + c.Shard + ":", Value: v})
 		if c.Behind {
 			fmt.Fprintf(pio.Stderr, "benchserve: warning: shard %s fell behind its plan (send lag p99 %.1f ms): its part of the run was sent late\n", c.Shard, c.LagP99)
 		}
@@ -81,7 +78,7 @@ func MergeMain(ctx context.Context, args []string, pio IO) int {
 			fmt.Fprintf(pio.Stderr, "benchserve: warning: shard %s started %+.1f ms from the common start: its clock, or its start, disagrees with the others' by more than 50 ms\n", c.Shard, c.StartOffset)
 		}
 	}
-	if err := report.Section(pio.Stdout, map[string][]report.Row{"Shards": rows}, []string{"Shards"}); err != nil {
+	if err := report.ShardsSection(pio.Stdout, checks); err != nil {
 		return exitCode(failed(err), pio.Stderr)
 	}
 	out := ns.Get("output_file").(string)

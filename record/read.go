@@ -1,13 +1,73 @@
 package record
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
 	"math"
+	"os"
 	"time"
 
 	"benchserve/internal/jsonscan"
 )
 
-// DecodeLine reads one line of a --record-file (bench writes them) into
+// File is a record file read back: its requests' records and, for a
+// shard's file, its header and end line.
+type File struct {
+	Records []Record
+	Header  *Header // nil: no header (not a shard's file)
+	End     *End    // nil: no end line (the shard has not finished)
+}
+
+// ReadFile reads the record file at path (Writer writes them).
+func ReadFile(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Read(f, path)
+}
+
+// Read reads a record file from r; name prefixes its errors (name:line).
+func Read(r io.Reader, name string) (*File, error) {
+	file := &File{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 256<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Bytes()
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var rec Record
+		isRec, err := DecodeLine(line, &rec)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: not a record line: %v", name, n, err)
+		}
+		if isRec {
+			file.Records = append(file.Records, rec)
+			continue
+		}
+		var h Header
+		var e End
+		isHeader, isEnd, err := decodeShardLine(line, &h, &e)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%s:%d: %v", name, n, err)
+		case isEnd:
+			file.End = &e
+		case isHeader:
+			file.Header = &h
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	return file, nil
+}
+
+// DecodeLine reads one line of a record file (Writer writes them) into
 // r. It reports false for a line that is not a request's: a shard's
 // header or end line, which have no "seq". The record is Sent; its text
 // is not in the file, only its token count (text_tokens).
