@@ -9,29 +9,23 @@ import (
 	"benchserve/metrics"
 )
 
-// Engines' names for what the server view shows: vLLM's (and older
-// vLLM's), SGLang's, llama.cpp's (llama-server --metrics), TGI's, and
-// Triton's with the TensorRT-LLM backend, for each. A figure an engine
-// does not expose is left out.
+// The engines' names for each figure of the server view (metrics.Engines
+// is the one table of them).
 var (
-	runningNames = []string{"vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:requests_processing",
-		"tgi_batch_current_size", `nv_trt_llm_request_metrics{request_type="active"}`}
-	waitingNames = []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred",
-		"tgi_queue_size", "nv_inference_pending_request_count"}
-	kvNames = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage", "llamacpp:kv_cache_usage_ratio",
-		`nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="fraction"}`}
-	preemptNames = []string{"vllm:num_preemptions_total", "vllm:num_preemptions"}
-	hitNames     = []string{"vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits", "sglang:cached_tokens_total"}
-	queryNames   = []string{"vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries", "sglang:prompt_tokens_total"}
-	// TGI counts tokens in histograms (their sum is the tokens).
-	promptNames    = []string{"vllm:prompt_tokens_total", "sglang:prompt_tokens_total", "llamacpp:prompt_tokens_total", "tgi_request_input_length"}
-	genNames       = []string{"vllm:generation_tokens_total", "sglang:generation_tokens_total", "llamacpp:tokens_predicted_total", "tgi_request_generated_tokens"}
-	acceptedNames  = []string{"vllm:spec_decode_num_accepted_tokens_total"}
-	draftNames     = []string{"vllm:spec_decode_num_draft_tokens_total"}
-	acceptLenNames = []string{"sglang:spec_accept_length"}
-	ttftNames      = []string{"vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"}
-	itlNames       = []string{"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds", "sglang:inter_token_latency_seconds", "sglang:time_per_output_token_seconds"}
-	e2eNames       = []string{"vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds", "tgi_request_duration"}
+	runningNames   = metrics.Names(func(e metrics.Engine) string { return e.Running })
+	waitingNames   = metrics.Names(func(e metrics.Engine) string { return e.Waiting })
+	kvNames        = metrics.Names(func(e metrics.Engine) string { return e.KVUsage })
+	preemptNames   = metrics.Names(func(e metrics.Engine) string { return e.Preemptions })
+	hitNames       = metrics.Names(func(e metrics.Engine) string { return e.CacheHits })
+	queryNames     = metrics.Names(func(e metrics.Engine) string { return e.CacheQueries })
+	promptNames    = metrics.Names(func(e metrics.Engine) string { return e.PromptTokens })
+	genNames       = metrics.Names(func(e metrics.Engine) string { return e.GenTokens })
+	acceptedNames  = metrics.Names(func(e metrics.Engine) string { return e.Accepted })
+	draftNames     = metrics.Names(func(e metrics.Engine) string { return e.Drafted })
+	acceptLenNames = metrics.Names(func(e metrics.Engine) string { return e.AcceptLength })
+	ttftNames      = metrics.Names(func(e metrics.Engine) string { return e.TTFT })
+	itlNames       = metrics.Names(func(e metrics.Engine) string { return e.ITL })
+	e2eNames       = metrics.Names(func(e metrics.Engine) string { return e.E2E })
 	knownNames     = [][]string{runningNames, waitingNames, kvNames, preemptNames, hitNames, queryNames, promptNames, genNames,
 		acceptedNames, draftNames, acceptLenNames, ttftNames, itlNames, e2eNames}
 )

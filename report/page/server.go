@@ -3,6 +3,8 @@ package page
 import (
 	"fmt"
 	"strings"
+
+	"benchserve/metrics"
 )
 
 // ServerSeries is a --server-metrics-file: one read per row, "t" (seconds
@@ -30,8 +32,9 @@ func ReadServerSeries(path string) (ServerSeries, error) {
 
 // serverCharts draw a server's reads over time: requests running and
 // waiting, KV-cache usage, and generated tokens a second (the counter's
-// rate between reads), for whichever of vLLM's and SGLang's names the
-// server exports (a name with labels is matched by its prefix).
+// rate between reads), under whichever of the engines' names
+// (metrics.Engines) the server exports (a name without labels matches
+// every series of it).
 func serverCharts(id string, s ServerSeries) []Chart {
 	pick := func(names ...string) (string, bool) {
 		for _, n := range names {
@@ -67,20 +70,20 @@ func serverCharts(id string, s ServerSeries) []Chart {
 	}
 	var out []Chart
 	q := Chart{ID: id + "-queue", Title: "Server: requests running and waiting", XLabel: "time since the start (s)", YLabel: "requests"}
-	if k, ok := pick("vllm:num_requests_running", "sglang:num_running_reqs"); ok {
+	if k, ok := pick(metrics.Names(func(e metrics.Engine) string { return e.Running })...); ok {
 		q.Series = append(q.Series, series("running", k, 1, false))
 	}
-	if k, ok := pick("vllm:num_requests_waiting", "sglang:num_queue_reqs"); ok {
+	if k, ok := pick(metrics.Names(func(e metrics.Engine) string { return e.Waiting })...); ok {
 		q.Series = append(q.Series, series("waiting", k, 1, false))
 	}
 	if len(q.Series) > 0 {
 		out = append(out, q)
 	}
-	if k, ok := pick("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"); ok {
+	if k, ok := pick(metrics.Names(func(e metrics.Engine) string { return e.KVUsage })...); ok {
 		out = append(out, Chart{ID: id + "-kv", Title: "Server: KV-cache usage", XLabel: "time since the start (s)", YLabel: "KV cache in use (%)",
 			Series: []Series{series("KV cache", k, 100, false)}})
 	}
-	if k, ok := pick("vllm:generation_tokens_total", "sglang:generation_tokens_total"); ok {
+	if k, ok := pick(metrics.Names(func(e metrics.Engine) string { return e.GenTokens })...); ok {
 		out = append(out, Chart{ID: id + "-gen", Title: "Server: generated tokens per second", XLabel: "time since the start (s)", YLabel: "tokens/s (between reads)",
 			Series: []Series{series("generated tok/s", k, 1, true)}})
 	}
