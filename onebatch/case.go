@@ -32,7 +32,7 @@ func (r *runner) runCase(ctx context.Context, bs, il, ol int, o caseOpts) (*repo
 	c := r.cfg
 	name := caseName(bs, il, ol)
 	flushPath := "/flush_cache"
-	if c.Backend == "vllm" {
+	if c.vllm() {
 		flushPath = "/reset_prefix_cache"
 	}
 	if err := r.srv.FlushRetry(ctx, flushPath, r.env.FlushPause); err != nil {
@@ -46,7 +46,7 @@ func (r *runner) runCase(ctx context.Context, bs, il, ol int, o caseOpts) (*repo
 		IgnoreEOS: o.ignoreEOS, ReturnLogprob: c.ReturnLogprob, StreamInterval: c.StreamInterval,
 		ParallelBatch: c.ParallelBatch, FakePrefill: c.FakePrefill, LoRA: in.lora, Model: r.model}
 	var body []byte
-	if c.Backend == "vllm" {
+	if c.vllm() {
 		body = backend.CompletionsBatchBody(batch)
 	} else {
 		body = backend.GenerateBatchBody(batch)
@@ -98,7 +98,7 @@ func (r *runner) runCase(ctx context.Context, bs, il, ol int, o caseOpts) (*repo
 	}
 	bc.OverallThroughput = float64(in.totalInput+bc.TotalOutputTokens) / res.latency
 
-	if c.Backend == "sglang" {
+	if c.sglang() {
 		info, err := r.srv.InfoStrict(ctx)
 		if err != nil {
 			return nil, r.caseErr(ctx, name, "reading the server's figures", err)
@@ -148,7 +148,7 @@ func (r *runner) measure(ctx context.Context, body []byte, n, bs int, ignoreEOS 
 	var onLine func(line []byte, at time.Time) (bool, error)
 	seen := map[int]bool{}
 	var vllmTTFT time.Duration = -1
-	if r.cfg.Backend == "vllm" {
+	if r.cfg.vllm() {
 		onLine = func(line []byte, at time.Time) (bool, error) {
 			kind, err := backend.ParseCompletionsLine(line, func(i int) {
 				if !seen[i] {
@@ -211,7 +211,7 @@ func (r *runner) warmCache(ctx context.Context, in *inputs, rate float64) error 
 	for i, ids := range in.ids {
 		prefixes[i] = ids[:min(k, len(ids))]
 	}
-	vllm := r.cfg.Backend == "vllm"
+	vllm := r.cfg.vllm()
 	body := backend.CacheWarmupBody(vllm, prefixes, in.images, r.model, r.cfg.FakePrefill && !vllm)
 	path := "/generate"
 	if vllm {

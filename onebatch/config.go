@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"benchserve/backend"
 )
 
 // Config is the parsed command line.
@@ -95,3 +97,8 @@ func replay(name string) bool { return name == "sharegpt" || name == "custom" }
 
 // caseName names a case in errors.
 func caseName(bs, il, ol int) string { return fmt.Sprintf("bs=%d in=%d out=%d", bs, il, ol) }
+
+// vllm and sglang say whose server --backend names (the backend table's
+// row for it): vLLM's /v1/completions, or SGLang's /generate.
+func (c *Config) vllm() bool   { s, _ := backend.Lookup(c.Backend); return s.VLLM }
+func (c *Config) sglang() bool { s, _ := backend.Lookup(c.Backend); return s.SGLang }

@@ -50,13 +50,13 @@ func (r *runner) inputs(ctx context.Context, bs, il, ol int) (*inputs, error) {
 	} else {
 		in.totalInput = bs * in.inputLen
 	}
-	if c.Backend == "sglang" && len(c.LoraNames) > 1 {
+	if c.sglang() && len(c.LoraNames) > 1 {
 		picks, err := schedule.LoRAPicks(schedule.LoRA{Names: c.LoraNames, Distribution: c.LoraDistribution, ZipfAlpha: c.LoraZipfAlpha}, bs, r.py, r.np)
 		if err != nil {
 			return nil, err
 		}
 		in.lora = picks
-	} else if c.Backend == "sglang" && len(c.LoraNames) == 1 {
+	} else if c.sglang() && len(c.LoraNames) == 1 {
 		in.lora = c.LoraNames
 	}
 	return in, nil

@@ -182,7 +182,7 @@ func (r *runner) serverFacts(ctx context.Context) (thresholds, error) {
 	if c.LocalTokenizerPath == "" && c.TokenizerPath != "" {
 		from = "--tokenizer-path"
 	}
-	if c.Backend == "vllm" {
+	if c.vllm() {
 		fmt.Fprintf(out, "Connecting to vLLM server at %s...\n", r.base)
 		m, err := r.srv.FirstModel(ctx)
 		if err != nil {

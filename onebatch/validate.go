@@ -37,7 +37,7 @@ func Validate(c *Config) (notes []string, err error) {
 	}
 	if c.DisableIgnoreEOS {
 		switch {
-		case c.Backend == "vllm":
+		case c.vllm():
 			return nil, usage("--disable-ignore-eos requires the sglang backend: vllm stream chunks carry no cumulative token counts, so early-stop-aware accounting is impossible.")
 		case c.FakePrefill:
 			return nil, usage("--disable-ignore-eos is incompatible with --fake-prefill: decode conditions on uninitialized KV, so EOS timing is meaningless.")
@@ -47,7 +47,7 @@ func Validate(c *Config) (notes []string, err error) {
 	}
 	if replay(c.DatasetName) {
 		switch {
-		case c.Backend == "vllm":
+		case c.vllm():
 			return nil, usage("Replay datasets require the sglang backend: vllm stream chunks carry no token counts, so the decode-window token accounting replay throughput relies on is impossible.")
 		case c.FixedPromptFile != "":
 			return nil, usage("--fixed-prompt-file bypasses --dataset-name; drop one of them.")
@@ -83,7 +83,7 @@ func Validate(c *Config) (notes []string, err error) {
 	case c.GSPNumGroups < 1 && c.DatasetName == "generated-shared-prefix":
 		return nil, usage("argument --gsp-num-groups: must be at least 1, got %d", c.GSPNumGroups)
 	}
-	if c.Backend == "vllm" {
+	if c.vllm() {
 		for _, f := range []struct {
 			flag string
 			on   bool

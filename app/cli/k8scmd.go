@@ -102,15 +102,17 @@ type k8sSpec struct {
 	Bench            []string
 }
 
-// obj is a JSON object with its keys in the order written.
+// obj is a JSON object (written with its keys sorted, as encoding/json
+// writes a map's).
 type obj = map[string]any
 
 // manifest is a v1 List of the Indexed Job of the shards and the Job that
 // merges their record files once every shard has written its end line.
-// Resources are sized from the client's measured cost (docs/performance.md:
-// about 80 MB at 1,000 streams and 11 µs of CPU per output token): 64 Mi
-// plus 128 Ki a stream, and a quarter of a core plus one per thousand
-// streams, with the limits twice the requests.
+// Resources are sized with room over the client's measured cost
+// (docs/performance.md: about 24 MB of anonymous memory at 1,000 streams
+// and 13 KB more a stream, and about 10 µs of CPU per output token at
+// 1,000 paced streams): 64 Mi plus 128 Ki a stream, and a quarter of a
+// core plus one per thousand streams, with the limits twice the requests.
 func manifest(s k8sSpec) obj {
 	memMi := 64 + (s.Streams*128+1023)/1024
 	cpuM := 250 + s.Streams
