@@ -119,7 +119,7 @@ func Merge(shards []*ShardFile) (*report.Result, []ShardCheck, error) {
 		dur = math.Max(dur, recs[i].Start+recs[i].Latency)
 	}
 	h, st := shards[0].Header, shards[0].Strs
-	run := report.Run{Backend: st["backend"], DatasetName: st["dataset_name"], RequestRate: h["request_rate"],
+	run := report.Run{Backend: st["backend"], DatasetName: st["dataset_name"], Images: datasetSpec(st["dataset_name"]).Images, RequestRate: h["request_rate"],
 		RandomInputLen: int(h["random_input_len"]), RandomOutputLen: int(h["random_output_len"]), RandomRangeRatio: h["random_range_ratio"]}
 	if v, ok := h["max_concurrency"]; ok {
 		c := int(v)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"benchserve/bench"
+	"benchserve/dataset"
 	"benchserve/internal/py/argparse"
 )
 
@@ -73,24 +74,22 @@ func parse(args []string, cols int) (*bench.Config, map[string]bool, error) {
 			given[f.opt.Name] = true
 		}
 	}
-	if err := checkGSP(c); err != nil {
+	if err := checkParsed(c); err != nil {
 		return nil, nil, err
 	}
 	return c, given, nil
 }
 
-// checkGSP is the reference's _validate_parsed_gsp_args, for the dataset
-// that reads the flags: the reference checks the pairing whatever the
-// dataset, but another dataset ignores both flags, and a note says so
+// checkParsed makes the checks the reference makes as it parses the
+// flags (generated-shared-prefix's _validate_parsed_gsp_args), for the
+// dataset that reads them: the reference makes them whatever the dataset,
+// but another dataset ignores the flags, and a note says so
 // (docs/compat.md).
-func checkGSP(c *bench.Config) error {
-	switch {
-	case c.DatasetName != "generated-shared-prefix":
-	case c.GSPGroupDistribution == "zipf" && c.GSPZipfAlpha == nil:
-		return &UsageError{Msg: "--gsp-group-distribution=zipf requires --gsp-zipf-alpha (a finite float > 0)"}
-	case c.GSPGroupDistribution == "uniform" && c.GSPZipfAlpha != nil:
-		return &UsageError{Msg: "--gsp-zipf-alpha is only meaningful with --gsp-group-distribution=zipf; " +
-			"remove --gsp-zipf-alpha or set --gsp-group-distribution=zipf"}
+func checkParsed(c *bench.Config) error {
+	p := c.Params
+	p.Name, p.Path = c.DatasetName, c.DatasetPath
+	if err := dataset.CheckParsed(p); err != nil {
+		return &UsageError{Msg: err.Error()}
 	}
 	return nil
 }
