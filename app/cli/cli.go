@@ -14,14 +14,7 @@ import (
 	"benchserve/internal/py/argparse"
 )
 
-const (
-	prog        = "benchserve"
-	description = "Benchmark the online serving throughput. Other commands, each with --help: " +
-		"\"benchserve sweep\" (many loads, or the highest load meeting an SLO), \"benchserve report\" and \"benchserve compare\" " +
-		"(HTML pages and comparisons of results), \"benchserve merge\" and \"benchserve k8s-job\" (one plan across many clients), " +
-		"\"benchserve one-batch\" (one batched request per case), \"benchserve sim\" (a simulated inference server), \"benchserve tokenize\" (run a tokenizer on stdin), " +
-		"\"benchserve calibrate\" (measure this client's own error against the simulator). " + signalsHelp
-)
+const prog = "benchserve"
 
 // UsageError is a bad command line. main prints "benchserve: error: <Msg>"
 // (after the usage line, as argparse does) and exits with code 2.
@@ -123,7 +116,7 @@ func parseArgs(p *argparse.Parser, args []string, cols int) (*argparse.Namespace
 }
 
 func newParser() *argparse.Parser {
-	p := argparse.New(prog, description)
+	p := argparse.New(prog, description())
 	// Ours; beside -h, where argparse puts a version action. It is not in
 	// flags, so the Namespace lines do not show it.
 	p.Add(argparse.Option{Name: "--version", Action: argparse.StoreTrue, Help: "show benchserve's version and exit"})
