@@ -42,6 +42,9 @@ type Spec struct {
 	// Templated: it always applies the chat template (the reference sets
 	// apply_chat_template for it, and prints it so).
 	Templated bool
+	// Recorded: its prompts are recorded conversations with their own
+	// lengths (one-batch's replay datasets).
+	Recorded bool
 	// Images: its rows carry images (the report shows the vision tokens).
 	Images bool
 	// RefusesIDs: --tokenize-prompt is an error, not ignored (its prompts
@@ -88,11 +91,11 @@ var specs = []Spec{
 	{Name: "sharegpt", Load: loadShareGPT, Preflight: checkShareGPTOutputLen,
 		Reads:   []string{"--dataset-path", "--num-prompts", "--sharegpt-output-len", "--sharegpt-context-len", "--apply-chat-template", "--prompt-suffix"},
 		Prompts: "the ShareGPT conversations", Outputs: "output lengths are the completions', or --sharegpt-output-len",
-		RefusesIDs: true, OpensPath: true, Downloads: "ShareGPT"},
+		Recorded: true, RefusesIDs: true, OpensPath: true, Downloads: "ShareGPT"},
 	{Name: "custom", Load: loadCustom, Preflight: preflightCustom,
 		Reads:   []string{"--dataset-path", "--num-prompts", "--sharegpt-output-len", "--sharegpt-context-len", "--apply-chat-template", "--prompt-suffix"},
 		Prompts: "the conversations in --dataset-path", Outputs: "output lengths are the completions', or --sharegpt-output-len",
-		RefusesIDs: true, OpensPath: true},
+		Recorded: true, RefusesIDs: true, OpensPath: true},
 	{Name: "openai", Load: loadOpenAI, Preflight: preflightOpenAI,
 		Reads:   []string{"--dataset-path", "--num-prompts", "--sharegpt-output-len", "--apply-chat-template"},
 		Prompts: "the chat requests in --dataset-path", Outputs: "output lengths are each line's max_tokens, or --sharegpt-output-len",
@@ -200,6 +203,9 @@ func Preflight(p Params) error {
 	}
 	return s.Preflight(p)
 }
+
+// Uses reports whether the dataset reads the flag, shared or its own.
+func (s Spec) Uses(flag string) bool { return slices.Contains(s.Reads, flag) || own(s, flag) != nil }
 
 // CheckParsed makes the checks of p's dataset that the reference makes as
 // it parses the flags.

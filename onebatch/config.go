@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"benchserve/dataset"
 )
 
 // Config is the parsed command line.
@@ -91,7 +93,10 @@ type Env struct {
 }
 
 // replay reports whether the dataset sends recorded prompts.
-func replay(name string) bool { return name == "sharegpt" || name == "custom" }
+func replay(name string) bool {
+	s, _ := dataset.Lookup(name)
+	return s.Recorded
+}
 
 // caseName names a case in errors.
 func caseName(bs, il, ol int) string { return fmt.Sprintf("bs=%d in=%d out=%d", bs, il, ol) }

@@ -95,10 +95,11 @@ func (r *runner) fixedPrompt() ([]int, error) {
 func (r *runner) datasetInputs(ctx context.Context, in *inputs, bs, il, ol int) error {
 	c := r.cfg
 	g := min(c.GSPNumGroups, bs)
+	spec, _ := dataset.Lookup(c.DatasetName)
 	p := dataset.Params{
 		Name: c.DatasetName, Path: c.DatasetPath, NumPrompts: bs,
 		RandomInputLen: il, RandomOutputLen: ol, RandomRangeRatio: 1.0,
-		TokenizePrompt:    c.DatasetName == "random" || c.DatasetName == "random-ids",
+		TokenizePrompt:    spec.Uses("--tokenize-prompt"),
 		ApplyChatTemplate: c.ApplyChatTemplate,
 		Seed:              gspSeed,
 		Backend:           dataset.Backend{Name: c.Backend, Images: dataset.ImagesNative},
