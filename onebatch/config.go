@@ -98,5 +98,11 @@ func replay(name string) bool {
 	return s.Recorded
 }
 
+// datasetSpec is the dataset table's row of c's dataset.
+func datasetSpec(c *Config) dataset.Spec {
+	s, _ := dataset.Lookup(c.DatasetName)
+	return s
+}
+
 // caseName names a case in errors.
 func caseName(bs, il, ol int) string { return fmt.Sprintf("bs=%d in=%d out=%d", bs, il, ol) }
