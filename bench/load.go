@@ -39,10 +39,10 @@ func parseLoad(cfg *Config) (traffic, error) {
 	if ld.warmup, err = secondsFlag("--warmup-duration", cfg.WarmupDuration); err != nil {
 		return ld, err
 	}
-	timed := cfg.DatasetName == "mooncake"
+	timed := datasetSpec(cfg.DatasetName).Timed
 	if cfg.RampUpStrategy != nil {
 		if timed {
-			return ld, usage("--ramp-up-strategy: the mooncake dataset sends each request at its trace time")
+			return ld, usage("--ramp-up-strategy: the %s dataset sends each request at its trace time", cfg.DatasetName)
 		}
 		if !math.IsInf(cfg.RequestRate, 1) {
 			return ld, usage("--ramp-up-strategy: the ramp sets the request rate; remove --request-rate %s", fmtFloat(cfg.RequestRate))

@@ -70,7 +70,7 @@ func Merge(shards []*ShardFile) (*report.Result, []report.Shard, error) {
 		dur = math.Max(dur, recs[i].Start+recs[i].Latency)
 	}
 	h := &shards[0].Header
-	run := report.Run{Backend: h.Backend, DatasetName: h.DatasetName, RequestRate: h.RequestRate,
+	run := report.Run{Backend: h.Backend, DatasetName: h.DatasetName, Images: datasetSpec(h.DatasetName).Images, RequestRate: h.RequestRate,
 		RandomInputLen: h.RandomInputLen, RandomOutputLen: h.RandomOutputLen, RandomRangeRatio: h.RandomRangeRatio,
 		MaxConcurrency: h.MaxConcurrency, SharegptOutputLen: h.SharegptOutputLen, Tag: h.Tag}
 	sum := metrics.Compute(recs, dur, countedOnly{}, metrics.Options{})

@@ -92,6 +92,7 @@ func runOf(cfg *Config, spec backend.Spec, g gates, serverInfo []byte) report.Ru
 		Backend:           cfg.Backend,
 		Embedding:         spec.Embedding,
 		DatasetName:       cfg.DatasetName,
+		Images:            datasetSpec(cfg.DatasetName).Images,
 		RequestRate:       cfg.RequestRate,
 		Trace:             cfg.UseTraceTimestamps,
 		MaxConcurrency:    cfg.MaxConcurrency,

@@ -99,13 +99,7 @@ func outputFile(cfg *Config, now time.Time) string {
 		return *cfg.OutputFile
 	}
 	return report.FileName(report.NameParams{
-		Backend:         cfg.Backend,
-		DatasetName:     cfg.DatasetName,
-		NumPrompts:      cfg.NumPrompts,
-		RandomInputLen:  cfg.RandomInputLen,
-		RandomOutputLen: cfg.RandomOutputLen,
-		ImageCount:      cfg.ImageCount,
-		ImageResolution: cfg.ImageResolution,
+		Backend: cfg.Backend, NumPrompts: cfg.NumPrompts, Dataset: dataset.FileTag(datasetParams(cfg, "")),
 	}, now)
 }
 

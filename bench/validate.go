@@ -24,13 +24,11 @@ func validate(cfg *Config) error {
 	if cfg.Model == nil && spec.NeedsModel != "" {
 		return usage("%s", spec.NeedsModel)
 	}
-	if spec.Embedding {
-		switch cfg.DatasetName {
-		case "image", "mmmu", "mooncake":
-			return usage("%s dataset is unsupported for embeddings benchmark", cfg.DatasetName)
-		}
+	ds := datasetSpec(cfg.DatasetName)
+	if spec.Embedding && ds.NoEmbeddings {
+		return usage("%s dataset is unsupported for embeddings benchmark", cfg.DatasetName)
 	}
-	if cfg.NumPrompts == 0 && !noCount[cfg.DatasetName] {
+	if cfg.NumPrompts == 0 && !ds.ZeroPrompts {
 		return usage("--num-prompts 0: --dataset-name %s would send no requests; give at least 1", cfg.DatasetName)
 	}
 	if err := dataset.Preflight(datasetParams(cfg, "")); err != nil {
@@ -62,10 +60,12 @@ func datasetImages(im backend.Images) dataset.Images {
 	return dataset.ImagesNone
 }
 
-// noCount are the datasets where --num-prompts 0 still sends requests:
-// every conversation (agentic-trace), every line (openai), or the groups'
-// prompts (generated-shared-prefix ignores it).
-var noCount = map[string]bool{"agentic-trace": true, "openai": true, "generated-shared-prefix": true}
+// datasetSpec is the table's row of the named dataset (the zero Spec for
+// an unknown name, which dataset.Load refuses).
+func datasetSpec(name string) dataset.Spec {
+	s, _ := dataset.Lookup(name)
+	return s
+}
 
 // checkTarget refuses a server address that no connection could reach:
 // a port out of range, a host that is a URL or carries a port, or a

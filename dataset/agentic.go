@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 
+	"benchserve/internal/py/argparse"
 	"benchserve/internal/py/pyjson"
 )
 
@@ -295,3 +296,24 @@ func lineCol(data []byte, off int64) (line, col int) {
 	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
 	return line, col
 }
+
+func preflightAgentic(p Params) error {
+	if err := agenticBackend(p.Backend); err != nil {
+		return err
+	}
+	if p.Path == "" {
+		return fmt.Errorf("--dataset-path: agentic-trace needs the trace's JSON file")
+	}
+	return nil
+}
+
+var agenticFlags = []Flag{
+	{Opt: argparse.Option{Name: "--dataset-offset", Type: argparse.Int, Default: 0,
+		Help: "agentic-trace: rotate the conversation list by this many entries before sampling."},
+		Bind: argparse.Val(func(p *Params) *int { return &p.DatasetOffset }), Ignored: agenticOnly},
+	{Opt: argparse.Option{Name: "--agentic-max-turns", Type: argparse.Int,
+		Help: "agentic-trace: keep at most this many turns per conversation. Default: all."},
+		Bind: argparse.Ptr(func(p *Params) **int { return &p.AgenticMaxTurns }), Ignored: agenticOnly},
+}
+
+func agenticOnly(Spec) string { return "agentic-trace reads it" }

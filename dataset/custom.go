@@ -30,9 +30,6 @@ type customPair struct {
 // text pair follows sharegpt's rules, an image pair is sent with its image
 // as a base64 data URI and counted as the image datasets count.
 func loadCustom(ctx context.Context, p Params, env Env) ([]Row, error) {
-	if p.TokenizePrompt {
-		return nil, fmt.Errorf("--tokenize-prompt: not supported by --dataset-name custom (only random and random-ids)")
-	}
 	rules, err := newTextRules(p, env)
 	if err != nil {
 		return nil, err
@@ -246,4 +243,14 @@ var imageMIME = map[string]string{
 	".ief": "image/ief", ".ras": "image/x-cmu-raster", ".pnm": "image/x-portable-anymap", ".pbm": "image/x-portable-bitmap",
 	".pgm": "image/x-portable-graymap", ".ppm": "image/x-portable-pixmap", ".rgb": "image/x-rgb", ".xbm": "image/x-xbitmap",
 	".xpm": "image/x-xpixmap", ".xwd": "image/x-xwindowdump",
+}
+
+func preflightCustom(p Params) error {
+	if err := checkShareGPTOutputLen(p); err != nil {
+		return err
+	}
+	if p.Path == "" {
+		return fmt.Errorf("--dataset-name custom: --dataset-path must name a JSONL file of conversations")
+	}
+	return nil
 }

@@ -16,7 +16,7 @@ import (
 
 // Params are the dataset flags.
 type Params struct {
-	Name       string // --dataset-name: random, random-ids or sharegpt
+	Name       string // --dataset-name: a row of the table (spec.go)
 	Path       string // --dataset-path; "" downloads ShareGPT
 	NumPrompts int
 
@@ -155,42 +155,6 @@ const (
 	ShareGPTRepo = "anon8231489123/ShareGPT_Vicuna_unfiltered"
 	ShareGPTFile = "ShareGPT_V3_unfiltered_cleaned_split.json"
 )
-
-// Load builds the rows of the dataset p names.
-func Load(ctx context.Context, p Params, env Env) ([]Row, error) {
-	if env.Out == nil {
-		env.Out = io.Discard
-	}
-	env.meter = newMeter(ctx, env.Progress, env.Now)
-	if p.NumPrompts < 0 {
-		return nil, fmt.Errorf("--num-prompts: must not be negative, got %d", p.NumPrompts)
-	}
-	switch p.Name {
-	case "random", "random-ids":
-		return loadRandom(ctx, p, env)
-	case "sharegpt":
-		return loadShareGPT(ctx, p, env)
-	case "generated-shared-prefix":
-		return loadGSP(ctx, p, env)
-	case "image":
-		return loadImage(ctx, p, env)
-	case "mmmu":
-		return loadMMMU(ctx, p, env)
-	case "mooncake":
-		return loadMooncake(ctx, p, env)
-	case "speed-bench":
-		return loadSpeedBench(ctx, p, env)
-	case "agentic-trace":
-		return loadAgentic(ctx, p, env)
-	case "openai":
-		return loadOpenAI(ctx, p, env)
-	case "custom":
-		return loadCustom(ctx, p, env)
-	case "longbench_v2":
-		return loadLongBench(ctx, p, env)
-	}
-	return nil, fmt.Errorf("--dataset-name %s: unknown dataset", p.Name)
-}
 
 // randomLens is compute_random_lens: n lengths drawn uniformly from
 // [max(int(full*ratio), 1), full] with np.random.randint, or n zeros

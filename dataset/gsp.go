@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"benchserve/internal/py/argparse"
 	"benchserve/internal/py/pyfmt"
 	"benchserve/internal/py/pyjson"
 	"benchserve/internal/py/pyrand"
@@ -193,9 +195,6 @@ func loadGSP(ctx context.Context, p Params, env Env) ([]Row, error) {
 // checkGSP validates what the reference checks in argparse and in the
 // dataset, and what would make it divide by zero.
 func checkGSP(p Params) error {
-	if p.TokenizePrompt {
-		return fmt.Errorf("--tokenize-prompt: not supported by --dataset-name generated-shared-prefix (only random and random-ids)")
-	}
 	switch {
 	case p.GSPNumGroups <= 0:
 		return fmt.Errorf("--gsp-num-groups: must be > 0, got %d", p.GSPNumGroups)
@@ -222,11 +221,11 @@ func checkGSP(p Params) error {
 	switch p.GSPGroupDistribution {
 	case "", "uniform":
 		if p.GSPZipfAlpha != nil {
-			return fmt.Errorf("--gsp-zipf-alpha is only meaningful with --gsp-group-distribution=zipf; remove --gsp-zipf-alpha or set --gsp-group-distribution=zipf")
+			return errors.New(gspAlphaUnused)
 		}
 	case "zipf":
 		if p.GSPZipfAlpha == nil {
-			return fmt.Errorf("--gsp-group-distribution=zipf requires --gsp-zipf-alpha (a finite float > 0)")
+			return errors.New(gspAlphaMissing)
 		}
 		if a := *p.GSPZipfAlpha; math.IsNaN(a) || math.IsInf(a, 0) || a <= 0 {
 			return fmt.Errorf("--gsp-zipf-alpha must be a finite float > 0, got %s", pyfmt.Float(a))
@@ -386,4 +385,74 @@ func safeName(s string) string {
 	h := fnv.New32a()
 	h.Write([]byte(s))
 	return string(out) + "-" + strconv.FormatUint(uint64(h.Sum32()), 16)
+}
+
+// The pairing of --gsp-group-distribution and --gsp-zipf-alpha, which the
+// reference checks as it parses them.
+const (
+	gspAlphaMissing = "--gsp-group-distribution=zipf requires --gsp-zipf-alpha (a finite float > 0)"
+	gspAlphaUnused  = "--gsp-zipf-alpha is only meaningful with --gsp-group-distribution=zipf; remove --gsp-zipf-alpha or set --gsp-group-distribution=zipf"
+)
+
+// gspParsed is the reference's _validate_parsed_gsp_args.
+func gspParsed(p Params) error {
+	switch {
+	case p.GSPGroupDistribution == "zipf" && p.GSPZipfAlpha == nil:
+		return errors.New(gspAlphaMissing)
+	case p.GSPGroupDistribution == "uniform" && p.GSPZipfAlpha != nil:
+		return errors.New(gspAlphaUnused)
+	}
+	return nil
+}
+
+var gspFlags = []Flag{
+	{Opt: argparse.Option{Name: "--gsp-num-groups", Type: argparse.Int, Default: 64,
+		Help: "generated-shared-prefix: number of shared system prompts."},
+		Bind: argparse.Val(func(p *Params) *int { return &p.GSPNumGroups }), Ignored: gspOnly},
+	{Opt: argparse.Option{Name: "--gsp-prompts-per-group", Type: argparse.Int, Default: 16,
+		Help: "generated-shared-prefix: questions per system prompt."},
+		Bind: argparse.Val(func(p *Params) *int { return &p.GSPPromptsPerGroup }), Ignored: gspOnly},
+	{Opt: argparse.Option{Name: "--gsp-system-prompt-len", Type: argparse.Int, Default: 2048,
+		Help: "generated-shared-prefix: system prompt tokens."},
+		Bind: argparse.Val(func(p *Params) *int { return &p.GSPSystemPromptLen }), Ignored: gspOnly},
+	{Opt: argparse.Option{Name: "--gsp-question-len", Type: argparse.Int, Default: 128,
+		Help: "generated-shared-prefix: question tokens."},
+		Bind: argparse.Val(func(p *Params) *int { return &p.GSPQuestionLen }), Ignored: gspOnly},
+	{Opt: argparse.Option{Name: "--gsp-output-len", Type: argparse.Int, Default: 256,
+		Help: "generated-shared-prefix: output tokens."},
+		Bind: argparse.Val(func(p *Params) *int { return &p.GSPOutputLen }), Ignored: gspOnly},
+	{Opt: argparse.Option{Name: "--gsp-range-ratio", Type: argparse.Float, Default: 1.0,
+		Help: "generated-shared-prefix: lengths are drawn from [len*ratio, len]."},
+		Bind: argparse.Val(func(p *Params) *float64 { return &p.GSPRangeRatio }), Ignored: gspOnly},
+	{Opt: argparse.Option{Name: "--gsp-fast-prepare", Action: argparse.StoreTrue,
+		Help: "generated-shared-prefix: skip token counting (faster; input statistics become inexact)."},
+		Bind: argparse.Val(func(p *Params) *bool { return &p.GSPFastPrepare }), Ignored: gspOnly},
+	{Opt: argparse.Option{Name: "--gsp-send-routing-key", Action: argparse.StoreTrue,
+		Help: "generated-shared-prefix: send an X-SMG-Routing-Key header, one key per group."},
+		Bind: argparse.Val(func(p *Params) *bool { return &p.GSPSendRoutingKey }), Ignored: gspOnly},
+	{Opt: argparse.Option{Name: "--gsp-num-turns", Type: argparse.Int, Default: 1,
+		Help: "generated-shared-prefix: questions per conversation; above 1 needs a chat backend."},
+		Bind: argparse.Val(func(p *Params) *int { return &p.GSPNumTurns }), Ignored: gspOnly},
+	{Opt: argparse.Option{Name: "--gsp-ordered", Action: argparse.StoreTrue,
+		Help: "generated-shared-prefix: keep the requests in group order instead of shuffling."},
+		Bind: argparse.Val(func(p *Params) *bool { return &p.GSPOrdered }), Ignored: gspOnly},
+	{Opt: argparse.Option{Name: "--gsp-group-distribution", Type: argparse.Str, Choices: []string{"uniform", "zipf"}, Default: "uniform",
+		Help: "generated-shared-prefix: give every group the same number of requests, or draw each request's group by Zipf rank (needs --gsp-zipf-alpha)."},
+		Bind: argparse.Val(func(p *Params) *string { return &p.GSPGroupDistribution }), Ignored: gspOnly},
+	{Opt: argparse.Option{Name: "--gsp-zipf-alpha", Type: argparse.FinitePositive,
+		Help: "generated-shared-prefix: Zipf exponent, a finite float > 0; only with --gsp-group-distribution zipf."},
+		Bind: argparse.Ptr(func(p *Params) **float64 { return &p.GSPZipfAlpha }), Ignored: gspOnly},
+}
+
+func gspOnly(Spec) string { return "only generated-shared-prefix reads the --gsp-* flags" }
+
+// gspNotes are the notes on the shared flags it does not read.
+var gspNotes = map[string]func(p Params) string{
+	"--num-prompts": func(p Params) string {
+		return fmt.Sprintf("not used by --dataset-name %s, which sends --gsp-num-groups × --gsp-prompts-per-group = %d requests",
+			p.Name, p.GSPNumGroups*p.GSPPromptsPerGroup)
+	},
+	"--random-range-ratio": func(p Params) string {
+		return "--dataset-name " + p.Name + " ignores it (its lengths use --gsp-range-ratio)"
+	},
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"benchserve/internal/py/argparse"
 	"benchserve/tokenizer"
 )
 
@@ -96,9 +97,6 @@ func parseImageRes(s string) (imageRes, error) {
 // loadImage is sample_image_requests: random text of --random-input-len
 // tokens with --image-count generated pictures per request.
 func loadImage(ctx context.Context, p Params, env Env) ([]Row, error) {
-	if p.TokenizePrompt {
-		return nil, fmt.Errorf("--tokenize-prompt: not supported by --dataset-name image (only random and random-ids)")
-	}
 	raw, err := mmRawText("image", p.Backend)
 	if err != nil {
 		return nil, err
@@ -332,3 +330,49 @@ func meanInts(v []int) float64 {
 	}
 	return s / float64(len(v))
 }
+
+// preflightImage is loadImage's checks of its flags.
+func preflightImage(p Params) error {
+	if _, err := mmRawText("image", p.Backend); err != nil {
+		return err
+	}
+	if p.ImageCount < 1 {
+		return fmt.Errorf("--image-count %d: must be at least 1", p.ImageCount)
+	}
+	if p.ImageFormat != "jpeg" && p.ImageFormat != "png" {
+		return fmt.Errorf("--image-format %s: choose jpeg or png", p.ImageFormat)
+	}
+	if p.ImageContent != "random" && p.ImageContent != "blank" {
+		return fmt.Errorf("--image-content %s: choose random or blank", p.ImageContent)
+	}
+	if _, err := parseImageRes(p.ImageResolution); err != nil {
+		return err
+	}
+	return preflightLens(p)
+}
+
+// imageTag is the reference's result file name part for the image dataset.
+func imageTag(p Params) string {
+	return strconv.Itoa(p.RandomInputLen) + "_" + strconv.Itoa(p.RandomOutputLen) + "_" +
+		strconv.Itoa(p.ImageCount) + "imgs_" + p.ImageResolution
+}
+
+var imageFlags = []Flag{
+	{Opt: argparse.Option{Name: "--image-count", Type: argparse.Int, Default: 1,
+		Help: "image: images per request."},
+		Bind: argparse.Val(func(p *Params) *int { return &p.ImageCount }), Ignored: imageOnly},
+	{Opt: argparse.Option{Name: "--image-resolution", Type: argparse.Str, Default: "1080p",
+		Help: "image: 4k, 1080p, 720p, 360p, HxW (1080x1920) or random:HxW-HxW bounds."},
+		Bind: argparse.Val(func(p *Params) *string { return &p.ImageResolution }), Ignored: imageOnly},
+	{Opt: argparse.Option{Name: "--random-image-count", Action: argparse.StoreTrue,
+		Help: "image: draw the number of images per request from 1 to --image-count."},
+		Bind: argparse.Val(func(p *Params) *bool { return &p.RandomImageCount }), Ignored: imageOnly},
+	{Opt: argparse.Option{Name: "--image-format", Type: argparse.Str, Default: "jpeg",
+		Help: "image: jpeg or png."},
+		Bind: argparse.Val(func(p *Params) *string { return &p.ImageFormat }), Ignored: imageOnly},
+	{Opt: argparse.Option{Name: "--image-content", Type: argparse.Str, Default: "random",
+		Help: "image: random or blank pixels."},
+		Bind: argparse.Val(func(p *Params) *string { return &p.ImageContent }), Ignored: imageOnly},
+}
+
+func imageOnly(Spec) string { return "only the image dataset generates images" }

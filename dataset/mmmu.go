@@ -38,9 +38,6 @@ type mmmuExample struct {
 // --num-prompts, each sent with "Question: {question}\n\nAnswer: " and
 // --random-output-len output tokens.
 func loadMMMU(ctx context.Context, p Params, env Env) ([]Row, error) {
-	if p.TokenizePrompt {
-		return nil, fmt.Errorf("--tokenize-prompt: not supported by --dataset-name mmmu (only random and random-ids)")
-	}
 	raw, err := mmRawText("mmmu", p.Backend)
 	if err != nil {
 		return nil, err
@@ -305,4 +302,9 @@ func dropAlpha(img image.Image) image.Image {
 		n.Pix[i] = 255
 	}
 	return n
+}
+
+func preflightMMMU(p Params) error {
+	_, err := mmRawText("mmmu", p.Backend)
+	return err
 }

@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"benchserve/hub"
+	"benchserve/internal/py/argparse"
 	"benchserve/internal/py/pyjson"
 	"benchserve/tokenizer"
 )
@@ -318,3 +319,33 @@ func clip(raw []byte) string {
 	}
 	return string(raw)
 }
+
+func preflightMooncake(p Params) error {
+	if _, ok := mooncakeFiles[p.MooncakeWorkload]; !ok {
+		return fmt.Errorf("--mooncake-workload %s: choose from mooncake, conversation, synthetic, toolagent", p.MooncakeWorkload)
+	}
+	if p.MooncakeNumRounds < 1 {
+		return fmt.Errorf("--mooncake-num-rounds %d: must be at least 1", p.MooncakeNumRounds)
+	}
+	return nil
+}
+
+var mooncakeFlags = []Flag{
+	{Opt: argparse.Option{Name: "--mooncake-slowdown-factor", Type: argparse.Float, Default: 1.0,
+		Help: "mooncake: stretch the trace's timing by this factor (--request-rate is ignored)."},
+		Bind: argparse.Val(func(p *Params) *float64 { return &p.MooncakeSlowdown }), Ignored: mooncakeOnly},
+	{Opt: argparse.Option{Name: "--mooncake-num-rounds", Type: argparse.Int, Default: 1,
+		Help: "mooncake: rounds per session; above 1 makes multi-turn sessions."},
+		Bind: argparse.Val(func(p *Params) *int { return &p.MooncakeNumRounds }), Ignored: mooncakeOnly},
+	{Opt: argparse.Option{Name: "--mooncake-workload", Type: argparse.Str, Choices: []string{"mooncake", "conversation", "synthetic", "toolagent"}, Default: "conversation",
+		Help: "mooncake: which trace to replay."},
+		Bind: argparse.Val(func(p *Params) *string { return &p.MooncakeWorkload }), Ignored: mooncakeOnly,
+		Unused: func(p Params) string {
+			if p.Path != "" {
+				return "not used with --dataset-path, which names the trace to read"
+			}
+			return ""
+		}},
+}
+
+func mooncakeOnly(Spec) string { return "only mooncake replays a trace" }

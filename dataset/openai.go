@@ -209,3 +209,10 @@ func (s *skipReport) done() {
 		fmt.Fprintf(s.w, "Warning: %s: %d lines skipped in all\n", s.label, s.n)
 	}
 }
+
+func preflightOpenAI(p Params) error {
+	if p.Path == "" {
+		return fmt.Errorf("--dataset-name openai: --dataset-path must name a JSONL file of chat requests")
+	}
+	return openaiBackend(p.Backend)
+}

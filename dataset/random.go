@@ -237,3 +237,9 @@ func consecutiveIDs(targets []int, env Env) (func(i int) []int, error) {
 		return ids
 	}, nil
 }
+
+// randomTag is the reference's result file name part for the random
+// datasets: the lengths.
+func randomTag(p Params) string {
+	return strconv.Itoa(p.RandomInputLen) + "_" + strconv.Itoa(p.RandomOutputLen)
+}

@@ -16,9 +16,6 @@ const assistantSuffix = "Assistant:"
 // conversation, shuffled with Python's random, tokenized in order and kept
 // unless too short or too long, until --num-prompts rows are built.
 func loadShareGPT(ctx context.Context, p Params, env Env) ([]Row, error) {
-	if p.TokenizePrompt {
-		return nil, fmt.Errorf("--tokenize-prompt: not supported by --dataset-name sharegpt (only random and random-ids)")
-	}
 	rules, err := newTextRules(p, env)
 	if err != nil {
 		return nil, err
@@ -180,4 +177,13 @@ func userTemplate(chat tokenizer.ChatTemplater, text, bos string) (string, error
 		s = strings.ReplaceAll(s, bos, "")
 	}
 	return s, nil
+}
+
+// checkShareGPTOutputLen is the reference's check of
+// --sharegpt-output-len, for the datasets that replay conversations.
+func checkShareGPTOutputLen(p Params) error {
+	if p.SharegptOutputLen != nil && *p.SharegptOutputLen < 4 {
+		return fmt.Errorf("--sharegpt-output-len %d: too small, must be at least 4", *p.SharegptOutputLen)
+	}
+	return nil
 }

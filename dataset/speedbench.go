@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"benchserve/internal/py/argparse"
 	"benchserve/tokenizer"
 )
 
@@ -121,4 +122,21 @@ func loadSpeedBench(ctx context.Context, p Params, env Env) ([]Row, error) {
 	}
 	env.Py.Shuffle(n, func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
 	return rows, nil
+}
+
+func preflightSpeedBench(p Params) error {
+	if p.Path == "" {
+		return fmt.Errorf("--dataset-path must point to the SPEED-Bench JSONL file (run prepare_speed_bench.sh to generate it)")
+	}
+	return nil
+}
+
+var speedBenchFlags = []Flag{
+	{Opt: argparse.Option{Name: "--speed-bench-category", Type: argparse.Str, Choices: []string{"low_entropy", "mixed", "high_entropy"},
+		Help: "speed-bench: use only this category."},
+		Bind:    argparse.Ptr(func(p *Params) **string { return &p.SpeedBenchCategory }),
+		Ignored: func(Spec) string { return "speed-bench reads it" }},
+	{Opt: argparse.Option{Name: "--speed-bench-output-len", Type: argparse.Int, Default: 512,
+		Help: "speed-bench: output tokens per request."},
+		Bind: argparse.Val(func(p *Params) *int { return &p.SpeedBenchOutputLen }), Ignored: outputs},
 }

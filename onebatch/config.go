@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"benchserve/backend"
+	"benchserve/dataset"
 )
 
 // Config is the parsed command line.
@@ -93,7 +94,16 @@ type Env struct {
 }
 
 // replay reports whether the dataset sends recorded prompts.
-func replay(name string) bool { return name == "sharegpt" || name == "custom" }
+func replay(name string) bool {
+	s, _ := dataset.Lookup(name)
+	return s.Recorded
+}
+
+// datasetSpec is the dataset table's row of c's dataset.
+func datasetSpec(c *Config) dataset.Spec {
+	s, _ := dataset.Lookup(c.DatasetName)
+	return s
+}
 
 // caseName names a case in errors.
 func caseName(bs, il, ol int) string { return fmt.Sprintf("bs=%d in=%d out=%d", bs, il, ol) }

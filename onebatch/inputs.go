@@ -94,10 +94,11 @@ func (r *runner) fixedPrompt() ([]int, error) {
 func (r *runner) datasetInputs(ctx context.Context, in *inputs, bs, il, ol int) error {
 	c := r.cfg
 	g := min(c.GSPNumGroups, bs)
+	spec := datasetSpec(c)
 	p := dataset.Params{
 		Name: c.DatasetName, Path: c.DatasetPath, NumPrompts: bs,
 		RandomInputLen: il, RandomOutputLen: ol, RandomRangeRatio: 1.0,
-		TokenizePrompt:    c.DatasetName == "random" || c.DatasetName == "random-ids",
+		TokenizePrompt:    spec.Uses("--tokenize-prompt"),
 		ApplyChatTemplate: c.ApplyChatTemplate,
 		Seed:              gspSeed,
 		Backend:           dataset.Backend{Name: c.Backend, Images: dataset.ImagesNative},
@@ -119,30 +120,30 @@ func (r *runner) datasetInputs(ctx context.Context, in *inputs, bs, il, ol int) 
 	if err != nil {
 		return failure("%s: --dataset-name %s: %v", caseName(bs, il, ol), c.DatasetName, err)
 	}
-	switch c.DatasetName {
-	case "generated-shared-prefix":
-		rows = rows[:min(bs, len(rows))]
-		in.ids = encodeRows(r.tok, rows)
-		in.inputLen = meanLen(in.ids)
-		in.outputLen = c.GSPOutputLen
-	case "mmmu":
-		in.ids = encodeRows(r.tok, rows)
-		in.images = make([][]string, len(rows))
+	switch {
+	case spec.Uses("--tokenize-prompt"): // random, random-ids: the ids as drawn
+		in.ids = make([][]int, len(rows))
 		for i, row := range rows {
-			in.images[i] = row.Images
+			in.ids[i] = row.IDs
 		}
-	case "sharegpt", "custom":
+	case spec.Recorded: // sharegpt, custom
 		if len(rows) < bs {
 			return failure("%s produced only %d usable prompts for batch size %d; use a smaller batch size or a larger dataset.", c.DatasetName, len(rows), bs)
 		}
 		rows = rows[:bs]
 		in.ids = encodeRows(r.tok, rows)
 		in.inputLen = meanLen(in.ids)
-	default:
-		in.ids = make([][]int, len(rows))
+	case spec.Images: // mmmu
+		in.ids = encodeRows(r.tok, rows)
+		in.images = make([][]string, len(rows))
 		for i, row := range rows {
-			in.ids[i] = row.IDs
+			in.images[i] = row.Images
 		}
+	default: // generated-shared-prefix, whose groups may give more rows than the batch
+		rows = rows[:min(bs, len(rows))]
+		in.ids = encodeRows(r.tok, rows)
+		in.inputLen = meanLen(in.ids)
+		in.outputLen = c.GSPOutputLen
 	}
 	if len(in.ids) == 0 {
 		return failure("%s: --dataset-name %s produced no prompts", caseName(bs, il, ol), c.DatasetName)

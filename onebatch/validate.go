@@ -51,8 +51,8 @@ func Validate(c *Config) (notes []string, err error) {
 			return nil, usage("Replay datasets require the sglang backend: vllm stream chunks carry no token counts, so the decode-window token accounting replay throughput relies on is impossible.")
 		case c.FixedPromptFile != "":
 			return nil, usage("--fixed-prompt-file bypasses --dataset-name; drop one of them.")
-		case c.DatasetName == "custom" && !isFile(c.DatasetPath):
-			return nil, usage("--dataset-name custom requires --dataset-path pointing at a JSONL conversation file; got %q.", c.DatasetPath)
+		case datasetSpec(c).Downloads == "" && !isFile(c.DatasetPath): // custom: nothing to download
+			return nil, usage("--dataset-name %s requires --dataset-path pointing at a JSONL conversation file; got %q.", c.DatasetName, c.DatasetPath)
 		case len(c.InputLens) > 1:
 			return nil, usage("Replay datasets take prompt lengths from the recorded data; sweeping --input-len is meaningless. Pass at most one value (used only by the token-capacity skip guard).")
 		}
@@ -80,7 +80,7 @@ func Validate(c *Config) (notes []string, err error) {
 		return nil, usage("argument --profile-steps: must be at least 1, got %d", c.ProfileSteps)
 	case c.HourlyCostPerGPU <= 0:
 		return nil, usage("argument --hourly-cost-per-gpu: must be positive, got %v", c.HourlyCostPerGPU)
-	case c.GSPNumGroups < 1 && c.DatasetName == "generated-shared-prefix":
+	case c.GSPNumGroups < 1 && datasetSpec(c).Uses("--gsp-num-groups"):
 		return nil, usage("argument --gsp-num-groups: must be at least 1, got %d", c.GSPNumGroups)
 	}
 	if c.vllm() {

@@ -36,7 +36,7 @@ func Console(w io.Writer, run Run, s metrics.Summary) error {
 	b = fixed(b, "Benchmark duration (s):", s.Duration)
 	b = integer(b, "Total input tokens:", s.TotalInput)
 	b = integer(b, "Total input text tokens:", s.TotalInputText)
-	if run.visionDataset() {
+	if run.Images {
 		b = integer(b, "Total input vision tokens:", s.TotalInputVision)
 	}
 	if !embedding {

@@ -96,7 +96,7 @@ func cacheRun() (Run, metrics.Summary) {
 // imageRun shows the vision-token line and a very small request rate.
 func imageRun() (Run, metrics.Summary) {
 	run := Run{
-		Backend: "vllm-chat", DatasetName: "image",
+		Backend: "vllm-chat", DatasetName: "image", Images: true,
 		RequestRate: 1e-05, MaxConcurrency: ptr(8), RandomInputLen: 128, RandomOutputLen: 64,
 		RandomRangeRatio: 1.0,
 	}

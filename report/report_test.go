@@ -209,20 +209,20 @@ func TestFileName(t *testing.T) {
 		run  NameParams
 		want string
 	}{
-		{NameParams{Backend: "sglang", DatasetName: "image", NumPrompts: 100, RandomInputLen: 128, RandomOutputLen: 64, ImageCount: 2, ImageResolution: "720p"},
+		// The dataset's part is dataset.FileTag's (its cases are in
+		// dataset's TestFileTag).
+		{NameParams{Backend: "sglang", Dataset: "128_64_2imgs_720p", NumPrompts: 100},
 			"sglang_0307_100_128_64_2imgs_720p.jsonl"},
-		{NameParams{Backend: "vllm", DatasetName: "random", NumPrompts: 3000, RandomInputLen: 1024, RandomOutputLen: 512},
+		{NameParams{Backend: "vllm", Dataset: "1024_512", NumPrompts: 3000},
 			"vllm_0307_3000_1024_512.jsonl"},
-		{NameParams{Backend: "vllm", DatasetName: "random-ids", NumPrompts: 5, RandomInputLen: 1, RandomOutputLen: 2},
-			"vllm_0307_5_1_2.jsonl"},
-		{NameParams{Backend: "sglang-oai-chat", DatasetName: "generated-shared-prefix", NumPrompts: 1000},
+		{NameParams{Backend: "sglang-oai-chat", Dataset: "generated-shared-prefix", NumPrompts: 1000},
 			"sglang-oai-chat_0307_1000_generated-shared-prefix.jsonl"},
-		{NameParams{Backend: "sglang", DatasetName: "mmmu", NumPrompts: 0},
+		{NameParams{Backend: "sglang", Dataset: "mmmu", NumPrompts: 0},
 			"sglang_0307_0_mmmu.jsonl"},
 	}
 	for _, c := range cases {
 		if got := FileName(c.run, now); got != c.want {
-			t.Errorf("FileName(%s) = %q, want %q", c.run.DatasetName, got, c.want)
+			t.Errorf("FileName(%s) = %q, want %q", c.run.Dataset, got, c.want)
 		}
 	}
 }

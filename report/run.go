@@ -17,6 +17,9 @@ import (
 type Run struct {
 	Backend     string
 	DatasetName string
+	// Images: the dataset's rows carry images, so the block shows the
+	// vision-token total.
+	Images bool
 	// Embedding: the backend measures embeddings, so the block has no
 	// token, TTFT, TPOT or ITL lines.
 	Embedding bool
@@ -66,18 +69,13 @@ type Run struct {
 
 func (r Run) embedding() bool { return r.Embedding }
 
-// visionDataset reports whether the block shows the vision-token total.
-func (r Run) visionDataset() bool { return r.DatasetName == "image" || r.DatasetName == "mmmu" }
-
-// NameParams are the flags the automatic result file name is built from.
+// NameParams are what the automatic result file name is built from.
 type NameParams struct {
-	Backend         string
-	DatasetName     string
-	NumPrompts      int
-	RandomInputLen  int
-	RandomOutputLen int
-	ImageCount      int
-	ImageResolution string
+	Backend    string
+	NumPrompts int
+	// Dataset is the dataset's part: its name, or the lengths (and images)
+	// of a generated one (dataset.FileTag).
+	Dataset string
 }
 
 // FileName is the result file the reference tool picks when --output-file is
@@ -90,15 +88,7 @@ func FileName(run NameParams, now time.Time) string {
 	b.WriteByte('_')
 	b.WriteString(strconv.Itoa(run.NumPrompts))
 	b.WriteByte('_')
-	switch {
-	case run.DatasetName == "image":
-		b.WriteString(strconv.Itoa(run.RandomInputLen) + "_" + strconv.Itoa(run.RandomOutputLen) + "_" +
-			strconv.Itoa(run.ImageCount) + "imgs_" + run.ImageResolution)
-	case strings.HasPrefix(run.DatasetName, "random"):
-		b.WriteString(strconv.Itoa(run.RandomInputLen) + "_" + strconv.Itoa(run.RandomOutputLen))
-	default:
-		b.WriteString(run.DatasetName)
-	}
+	b.WriteString(run.Dataset)
 	b.WriteString(".jsonl")
 	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 
 	"benchserve/backend"
 	"benchserve/bench"
+	"benchserve/dataset"
 )
 
 // unused is a flag the run would not use with some configurations. why
@@ -22,9 +23,12 @@ type unused struct {
 	why  func(c *bench.Config, getenv func(string) string) string
 }
 
-// unusedFlags is read from each dataset loader (which Params fields it
-// reads), each backend's request body, and the control-plane calls.
-var unusedFlags = []unused{
+// unusedFlags is read from each backend's request body and the
+// control-plane calls; the dataset flags' rules are the dataset table's
+// (datasetRules).
+var unusedFlags = slices.Concat(targetRules, datasetRules(), otherRules)
+
+var targetRules = []unused{
 	// Target
 	{flag: "--host", why: withBaseURL},
 	{flag: "--port", why: withBaseURL},
@@ -49,62 +53,11 @@ var unusedFlags = []unused{
 		// Another count beside --warmup-duration is refused when the load is read.
 		return unless(c.WarmupDuration == nil || c.WarmupRequests != 1, "--warmup-duration replaces it")
 	}},
+}
 
-	// Dataset
-	{flag: "--dataset-path", why: datasets(promptFrom, all("random-ids", "generated-shared-prefix", "image")...)},
-	{flag: "--dataset-offset", why: datasets(only("agentic-trace reads it"), "agentic-trace")},
-	{flag: "--agentic-max-turns", why: datasets(only("agentic-trace reads it"), "agentic-trace")},
-	{flag: "--speed-bench-category", why: datasets(only("speed-bench reads it"), "speed-bench")},
-	{flag: "--speed-bench-output-len", why: datasets(outputFrom, "speed-bench")},
-	{flag: "--num-prompts", why: func(c *bench.Config, _ func(string) string) string {
-		return unless(c.DatasetName != "generated-shared-prefix", fmt.Sprintf(
-			"not used by --dataset-name generated-shared-prefix, which sends --gsp-num-groups × --gsp-prompts-per-group = %d requests",
-			c.GSPNumGroups*c.GSPPromptsPerGroup))
-	}},
-	{flag: "--sharegpt-output-len", why: datasets(outputFrom, "sharegpt", "custom", "openai", "agentic-trace", "longbench_v2")},
-	{flag: "--sharegpt-context-len", why: datasets(only("it drops no requests by length"), "sharegpt", "custom", "longbench_v2")},
-	{flag: "--random-input-len", why: datasets(promptFrom, "random", "random-ids", "image")},
-	{flag: "--random-output-len", why: datasets(outputFrom, "random", "random-ids", "image", "mmmu")},
-	{flag: "--random-range-ratio", why: datasets(rangeFrom, "random", "random-ids", "image")},
-	{flag: "--image-count", why: datasets(noImages, "image")},
-	{flag: "--image-resolution", why: datasets(noImages, "image")},
-	{flag: "--random-image-count", why: datasets(noImages, "image")},
-	{flag: "--image-format", why: datasets(noImages, "image")},
-	{flag: "--image-content", why: datasets(noImages, "image")},
-	// Templated anyway: image, mmmu, mooncake, speed-bench, openai.
-	{flag: "--apply-chat-template", why: datasets(noTemplate, all("random", "random-ids", "generated-shared-prefix", "longbench_v2", "agentic-trace")...)},
-	{flag: "--prompt-suffix", why: datasets(only("only sharegpt and custom append it"), "sharegpt", "custom")},
-	// sharegpt, custom, GSP and the image datasets refuse it in dataset.Preflight.
-	{flag: "--tokenize-prompt", why: func(c *bench.Config, _ func(string) string) string {
-		switch c.DatasetName {
-		case "mooncake", "speed-bench", "openai", "agentic-trace", "longbench_v2":
-			return "--dataset-name " + c.DatasetName + " ignores it (only random and random-ids send token ids)"
-		}
-		return ""
-	}},
-	{flag: "--gsp-num-groups", why: gspOnly},
-	{flag: "--gsp-prompts-per-group", why: gspOnly},
-	{flag: "--gsp-system-prompt-len", why: gspOnly},
-	{flag: "--gsp-question-len", why: gspOnly},
-	{flag: "--gsp-output-len", why: gspOnly},
-	{flag: "--gsp-range-ratio", why: gspOnly},
-	{flag: "--gsp-fast-prepare", why: gspOnly},
-	{flag: "--gsp-send-routing-key", why: gspOnly},
-	{flag: "--gsp-num-turns", why: gspOnly},
-	{flag: "--gsp-ordered", why: gspOnly},
-	{flag: "--gsp-group-distribution", why: gspOnly},
-	{flag: "--gsp-zipf-alpha", why: gspOnly},
-	{flag: "--mooncake-slowdown-factor", why: mooncakeOnly},
-	{flag: "--mooncake-num-rounds", why: mooncakeOnly},
-	{flag: "--mooncake-workload", why: func(c *bench.Config, g func(string) string) string {
-		if r := mooncakeOnly(c, g); r != "" {
-			return r
-		}
-		return unless(c.DatasetPath == "", "not used with --dataset-path, which names the trace to read")
-	}},
-
+var otherRules = []unused{
 	// Traffic
-	{flag: "--use-trace-timestamps", why: datasets(only("it has no timestamps"), "mooncake")},
+	{flag: "--use-trace-timestamps", why: datasetNote("--use-trace-timestamps")},
 	{flag: "--arrival", why: gaps},
 	{flag: "--burstiness", why: gaps},
 	{flag: "--max-concurrency", why: func(c *bench.Config, _ func(string) string) string {
@@ -192,28 +145,6 @@ func unless(ok bool, why string) string {
 	return why
 }
 
-// datasets: the flag is read by the named datasets only; tell says, for
-// another, where what the flag sets comes from.
-func datasets(tell func(dataset string) string, names ...string) reason {
-	return func(c *bench.Config, _ func(string) string) string {
-		if slices.Contains(names, c.DatasetName) {
-			return ""
-		}
-		return "--dataset-name " + c.DatasetName + " ignores it (" + tell(c.DatasetName) + ")"
-	}
-}
-
-// all lists every dataset but the named ones.
-func all(but ...string) []string {
-	var out []string
-	for _, n := range DatasetNames {
-		if !slices.Contains(but, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // spec is the table's row of c's backend (the zero Spec for an unknown
 // name, which uses no flag).
 func spec(c *bench.Config) backend.Spec {
@@ -241,69 +172,12 @@ func and(names []string) string {
 	return strings.Join(names, "")
 }
 
-func only(why string) func(string) string { return func(string) string { return why } }
-
 // nativeOnly: the flag is sent by the native /generate backends only.
 var nativeOnly = backends(native, func([]string) string {
 	return "only the native /generate backends " + and(backend.NamesOf(native)) + " send it; for others use --extra-request-body"
 })
 
 func native(s backend.Spec) bool { return s.Kind == backend.KindNative }
-
-// promptFrom says where a dataset's prompts come from.
-func promptFrom(d string) string {
-	from := map[string]string{
-		"agentic-trace":           "the trace's conversations",
-		"sharegpt":                "the ShareGPT conversations",
-		"custom":                  "the conversations in --dataset-path",
-		"openai":                  "the chat requests in --dataset-path",
-		"random-ids":              "consecutive token ids",
-		"generated-shared-prefix": "random text sized by the --gsp-* flags",
-		"mmmu":                    "the MMMU questions",
-		"image":                   "random text and generated images",
-		"mooncake":                "the trace's hash ids",
-		"longbench_v2":            "the LongBench v2 contexts",
-		"speed-bench":             "the SPEED-Bench file",
-	}[d]
-	return "its prompts come from " + from
-}
-
-// outputFrom says where a dataset's output lengths come from.
-func outputFrom(d string) string {
-	return map[string]string{
-		"agentic-trace":           "output lengths are --sharegpt-output-len, else 220",
-		"sharegpt":                "output lengths are the completions', or --sharegpt-output-len",
-		"custom":                  "output lengths are the completions', or --sharegpt-output-len",
-		"openai":                  "output lengths are each line's max_tokens, or --sharegpt-output-len",
-		"random":                  "output lengths come from --random-output-len",
-		"random-ids":              "output lengths come from --random-output-len",
-		"image":                   "output lengths come from --random-output-len",
-		"mmmu":                    "output lengths are --random-output-len",
-		"generated-shared-prefix": "output lengths come from --gsp-output-len",
-		"mooncake":                "output lengths come from the trace",
-		"longbench_v2":            "output lengths are --sharegpt-output-len, else 10",
-		"speed-bench":             "output lengths are --speed-bench-output-len",
-	}[d]
-}
-
-func rangeFrom(d string) string {
-	if d == "generated-shared-prefix" {
-		return "its lengths use --gsp-range-ratio"
-	}
-	return "it draws no random lengths"
-}
-
-func noImages(string) string { return "only the image dataset generates images" }
-
-func noTemplate(d string) string {
-	switch d {
-	case "agentic-trace":
-		return "its conversations go to a chat API, whose server applies the template"
-	case "longbench_v2":
-		return "its prompts are sent as plain text"
-	}
-	return "its prompts are random token text, sent as is"
-}
 
 func withBaseURL(c *bench.Config, _ func(string) string) string {
 	return unless(c.BaseURL == nil, "not used with --base-url, which names the server")
@@ -316,14 +190,6 @@ func plainHTTP(c *bench.Config, _ func(string) string) string {
 	return "not used with an http:// server (only https servers are verified)"
 }
 
-func gspOnly(c *bench.Config, g func(string) string) string {
-	return datasets(only("only generated-shared-prefix reads the --gsp-* flags"), "generated-shared-prefix")(c, g)
-}
-
-func mooncakeOnly(c *bench.Config, g func(string) string) string {
-	return datasets(only("only mooncake replays a trace"), "mooncake")(c, g)
-}
-
 // noMetrics: the server-metrics flags do nothing with --no-server-metrics.
 func noMetrics(c *bench.Config, _ func(string) string) string {
 	return unless(!c.NoServerMetrics, "--no-server-metrics turns the reads off")
@@ -333,8 +199,8 @@ func noMetrics(c *bench.Config, _ func(string) string) string {
 // ramp.
 func gaps(c *bench.Config, _ func(string) string) string {
 	switch {
-	case c.DatasetName == "mooncake":
-		return "not used by --dataset-name mooncake, which sends each request at its trace time"
+	case datasetSpec(c).Timed:
+		return "not used by --dataset-name " + c.DatasetName + ", which sends each request at its trace time"
 	case math.IsInf(c.RequestRate, 1) && c.RampUpStrategy == nil:
 		return "not used with --request-rate inf, which sends every request at once"
 	}
@@ -368,4 +234,32 @@ func workerURLs(c *bench.Config, g func(string) string) string {
 func truthy(s string) bool {
 	s = strings.ToLower(s)
 	return s == "true" || s == "1"
+}
+
+// datasetRules are the rules of the Dataset group's flags (their order),
+// from the dataset table.
+func datasetRules() []unused {
+	var out []unused
+	for _, f := range flags {
+		if f.group == gDataset && f.opt.Name != "--dataset-name" {
+			out = append(out, unused{flag: f.opt.Name, why: datasetNote(f.opt.Name)})
+		}
+	}
+	return out
+}
+
+// datasetNote: the dataset table says whether c's dataset uses the flag.
+func datasetNote(flag string) reason {
+	return func(c *bench.Config, _ func(string) string) string {
+		p := c.Params
+		p.Name, p.Path = c.DatasetName, c.DatasetPath
+		return dataset.Note(flag, p)
+	}
+}
+
+// datasetSpec is the table's row of c's dataset (the zero Spec for an
+// unknown name).
+func datasetSpec(c *bench.Config) dataset.Spec {
+	s, _ := dataset.Lookup(c.DatasetName)
+	return s
 }

@@ -10,17 +10,11 @@ import (
 	"strconv"
 
 	"benchserve/bench"
+	"benchserve/dataset"
 	"benchserve/internal/py/argparse"
 )
 
-const (
-	prog        = "benchserve"
-	description = "Benchmark the online serving throughput. Other commands, each with --help: " +
-		"\"benchserve sweep\" (many loads, or the highest load meeting an SLO), \"benchserve report\" and \"benchserve compare\" " +
-		"(HTML pages and comparisons of results), \"benchserve merge\" and \"benchserve k8s-job\" (one plan across many clients), " +
-		"\"benchserve one-batch\" (one batched request per case), \"benchserve sim\" (a simulated inference server), \"benchserve tokenize\" (run a tokenizer on stdin), " +
-		"\"benchserve calibrate\" (measure this client's own error against the simulator). " + signalsHelp
-)
+const prog = "benchserve"
 
 // UsageError is a bad command line. main prints "benchserve: error: <Msg>"
 // (after the usage line, as argparse does) and exits with code 2.
@@ -73,24 +67,22 @@ func parse(args []string, cols int) (*bench.Config, map[string]bool, error) {
 			given[f.opt.Name] = true
 		}
 	}
-	if err := checkGSP(c); err != nil {
+	if err := checkParsed(c); err != nil {
 		return nil, nil, err
 	}
 	return c, given, nil
 }
 
-// checkGSP is the reference's _validate_parsed_gsp_args, for the dataset
-// that reads the flags: the reference checks the pairing whatever the
-// dataset, but another dataset ignores both flags, and a note says so
+// checkParsed makes the checks the reference makes as it parses the
+// flags (generated-shared-prefix's _validate_parsed_gsp_args), for the
+// dataset that reads them: the reference makes them whatever the dataset,
+// but another dataset ignores the flags, and a note says so
 // (docs/compat.md).
-func checkGSP(c *bench.Config) error {
-	switch {
-	case c.DatasetName != "generated-shared-prefix":
-	case c.GSPGroupDistribution == "zipf" && c.GSPZipfAlpha == nil:
-		return &UsageError{Msg: "--gsp-group-distribution=zipf requires --gsp-zipf-alpha (a finite float > 0)"}
-	case c.GSPGroupDistribution == "uniform" && c.GSPZipfAlpha != nil:
-		return &UsageError{Msg: "--gsp-zipf-alpha is only meaningful with --gsp-group-distribution=zipf; " +
-			"remove --gsp-zipf-alpha or set --gsp-group-distribution=zipf"}
+func checkParsed(c *bench.Config) error {
+	p := c.Params
+	p.Name, p.Path = c.DatasetName, c.DatasetPath
+	if err := dataset.CheckParsed(p); err != nil {
+		return &UsageError{Msg: err.Error()}
 	}
 	return nil
 }
@@ -124,7 +116,7 @@ func parseArgs(p *argparse.Parser, args []string, cols int) (*argparse.Namespace
 }
 
 func newParser() *argparse.Parser {
-	p := argparse.New(prog, description)
+	p := argparse.New(prog, description())
 	// Ours; beside -h, where argparse puts a version action. It is not in
 	// flags, so the Namespace lines do not show it.
 	p.Add(argparse.Option{Name: "--version", Action: argparse.StoreTrue, Help: "show benchserve's version and exit"})

@@ -61,32 +61,14 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 		}()
 	}
 	if len(args) > 0 {
-		switch args[0] {
-		case "sim":
-			return SimMain(ctx, args[1:], pio)
-		case "tokenize":
-			return TokenizeMain(ctx, args[1:], pio)
-		case "calibrate":
-			return CalibrateMain(ctx, args[1:], pio)
-		case "one-batch":
-			return OneBatchMain(ctx, args[1:], pio)
-		case "sweep":
-			return SweepMain(ctx, args[1:], pio)
-		case "report":
-			return ReportMain(ctx, args[1:], pio)
-		case "compare":
-			return CompareMain(ctx, args[1:], pio)
-		case "merge":
-			return MergeMain(ctx, args[1:], pio)
-		case "k8s-job":
-			return K8sJobMain(ctx, args[1:], pio)
+		if c, ok := lookupCommand(args[0]); ok {
+			return c.run(ctx, args[1:], pio)
 		}
 		// The benchmark takes no positional argument: a first word that is
 		// not a flag is a mistyped command, better named as one than as
 		// argparse's "unrecognized arguments".
 		if !strings.HasPrefix(args[0], "-") {
-			return exitCode(&bench.ExitError{Code: bench.ExitUsage, Msg: fmt.Sprintf(
-				"unknown command %q (commands: sweep, report, compare, merge, k8s-job, one-batch, sim, tokenize, calibrate; no command runs a benchmark)", args[0])}, pio.Stderr)
+			return exitCode(&bench.ExitError{Code: bench.ExitUsage, Msg: unknownCommand(args[0])}, pio.Stderr)
 		}
 	}
 	cfg, given, err := ParseGiven(args)

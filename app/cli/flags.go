@@ -5,8 +5,8 @@ import (
 
 	"benchserve/backend"
 	"benchserve/bench"
+	"benchserve/dataset"
 	"benchserve/internal/py/argparse"
-	"benchserve/internal/py/pyfmt"
 	"benchserve/sim"
 )
 
@@ -24,21 +24,6 @@ const (
 
 var groupOrder = [numGroups]string{gTarget, gDataset, gTraffic, gSLO, gContent, gOutput, gProfile}
 
-// DatasetNames are the --dataset-name choices, in the reference's order.
-var DatasetNames = []string{
-	"agentic-trace", "sharegpt", "custom", "openai", "random", "random-ids",
-	"generated-shared-prefix", "mmmu", "image", "mooncake", "longbench_v2", "speed-bench",
-}
-
-// finitePositive is the type of --flush-cache-timeout and --gsp-zipf-alpha.
-var finitePositive = argparse.Type{Name: "_finite_positive_float", Convert: func(s string) (any, error) {
-	f, err := pyfmt.ParseFloat(s)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f <= 0 {
-		return nil, &argparse.ArgumentTypeError{Msg: "expected a finite float > 0, got " + argparse.Repr(s)}
-	}
-	return f, nil
-}}
-
 type flag struct {
 	group string
 	opt   argparse.Option
@@ -55,8 +40,9 @@ var (
 
 // flags is every option in the order the reference's cli_main adds them:
 // that order decides the Namespace repr and the list in an "ambiguous
-// option" message. Ours (--no-keepalive and the rest) come last.
-var flags = []flag{
+// option" message. Ours (--no-keepalive and the rest) come last, then the
+// flags a dataset declares that the table does not place (withDatasets).
+var flags = withDatasets([]flag{
 	{gTarget, argparse.Option{Name: "--backend", Type: str, Choices: backend.Names(), Default: backend.DefaultName,
 		Help: "Server kind; decides the endpoint, the request body and the default port."},
 		val(func(c *cfg) *string { return &c.Backend })},
@@ -72,24 +58,16 @@ var flags = []flag{
 	{gTarget, argparse.Option{Name: "--ready-check-timeout-sec", Type: integ, Default: 60,
 		Help: "Seconds to wait for the server to answer /v1/models before starting; 0 skips the check."},
 		val(func(c *cfg) *int { return &c.ReadyCheckTimeoutSec })},
-	{gDataset, argparse.Option{Name: "--dataset-name", Type: str, Choices: DatasetNames, Default: "sharegpt",
+	{gDataset, argparse.Option{Name: "--dataset-name", Type: str, Choices: dataset.Names(), Default: dataset.DefaultName,
 		Help: "Dataset to build the requests from."},
 		val(func(c *cfg) *string { return &c.DatasetName })},
 	{gDataset, argparse.Option{Name: "--dataset-path", Type: str, Default: "",
 		Help: "Path of the dataset file."},
 		val(func(c *cfg) *string { return &c.DatasetPath })},
-	{gDataset, argparse.Option{Name: "--dataset-offset", Type: integ, Default: 0,
-		Help: "agentic-trace: rotate the conversation list by this many entries before sampling."},
-		val(func(c *cfg) *int { return &c.DatasetOffset })},
-	{gDataset, argparse.Option{Name: "--agentic-max-turns", Type: integ,
-		Help: "agentic-trace: keep at most this many turns per conversation. Default: all."},
-		ptr(func(c *cfg) **int { return &c.AgenticMaxTurns })},
-	{gDataset, argparse.Option{Name: "--speed-bench-category", Type: str, Choices: []string{"low_entropy", "mixed", "high_entropy"},
-		Help: "speed-bench: use only this category."},
-		ptr(func(c *cfg) **string { return &c.SpeedBenchCategory })},
-	{gDataset, argparse.Option{Name: "--speed-bench-output-len", Type: integ, Default: 512,
-		Help: "speed-bench: output tokens per request."},
-		val(func(c *cfg) *int { return &c.SpeedBenchOutputLen })},
+	datasetFlag("--dataset-offset"),
+	datasetFlag("--agentic-max-turns"),
+	datasetFlag("--speed-bench-category"),
+	datasetFlag("--speed-bench-output-len"),
 	{gTarget, argparse.Option{Name: "--model", Type: str,
 		Help: "Model name or path. Default: the first model the server lists at /v1/models."},
 		ptr(func(c *cfg) **string { return &c.Model })},
@@ -117,21 +95,11 @@ var flags = []flag{
 	{gDataset, argparse.Option{Name: "--random-range-ratio", Type: float, Default: 0.0,
 		Help: "Lengths are drawn from [len*ratio, len] (random, random-ids, image)."},
 		val(func(c *cfg) *float64 { return &c.RandomRangeRatio })},
-	{gDataset, argparse.Option{Name: "--image-count", Type: integ, Default: 1,
-		Help: "image: images per request."},
-		val(func(c *cfg) *int { return &c.ImageCount })},
-	{gDataset, argparse.Option{Name: "--image-resolution", Type: str, Default: "1080p",
-		Help: "image: 4k, 1080p, 720p, 360p, HxW (1080x1920) or random:HxW-HxW bounds."},
-		val(func(c *cfg) *string { return &c.ImageResolution })},
-	{gDataset, argparse.Option{Name: "--random-image-count", Action: argparse.StoreTrue,
-		Help: "image: draw the number of images per request from 1 to --image-count."},
-		val(func(c *cfg) *bool { return &c.RandomImageCount })},
-	{gDataset, argparse.Option{Name: "--image-format", Type: str, Default: "jpeg",
-		Help: "image: jpeg or png."},
-		val(func(c *cfg) *string { return &c.ImageFormat })},
-	{gDataset, argparse.Option{Name: "--image-content", Type: str, Default: "random",
-		Help: "image: random or blank pixels."},
-		val(func(c *cfg) *string { return &c.ImageContent })},
+	datasetFlag("--image-count"),
+	datasetFlag("--image-resolution"),
+	datasetFlag("--random-image-count"),
+	datasetFlag("--image-format"),
+	datasetFlag("--image-content"),
 	{gTraffic, argparse.Option{Name: "--request-rate", Type: float, Default: math.Inf(1),
 		Help: "Requests per second, as a Poisson process; inf sends every request at once."},
 		val(func(c *cfg) *float64 { return &c.RequestRate })},
@@ -247,7 +215,7 @@ var flags = []flag{
 	{gTraffic, argparse.Option{Name: "--flush-cache", Action: argparse.StoreTrue,
 		Help: "Flush the server's cache after warmup."},
 		val(func(c *cfg) *bool { return &c.FlushCache })},
-	{gTraffic, argparse.Option{Name: "--flush-cache-timeout", Type: finitePositive, Default: 60.0,
+	{gTraffic, argparse.Option{Name: "--flush-cache-timeout", Type: argparse.FinitePositive, Default: 60.0,
 		Help: "Seconds an sglang server may take to go idle before the flush."},
 		val(func(c *cfg) *float64 { return &c.FlushCacheTimeout })},
 	{gTraffic, argparse.Option{Name: "--warmup-requests", Type: integ, Default: 1,
@@ -256,51 +224,21 @@ var flags = []flag{
 	{gDataset, argparse.Option{Name: "--tokenize-prompt", Action: argparse.StoreTrue,
 		Help: "Send token ids instead of text, for exact prompt lengths (sglang backend)."},
 		val(func(c *cfg) *bool { return &c.TokenizePrompt })},
-	{gDataset, argparse.Option{Name: "--gsp-num-groups", Type: integ, Default: 64,
-		Help: "generated-shared-prefix: number of shared system prompts."},
-		val(func(c *cfg) *int { return &c.GSPNumGroups })},
-	{gDataset, argparse.Option{Name: "--gsp-prompts-per-group", Type: integ, Default: 16,
-		Help: "generated-shared-prefix: questions per system prompt."},
-		val(func(c *cfg) *int { return &c.GSPPromptsPerGroup })},
-	{gDataset, argparse.Option{Name: "--gsp-system-prompt-len", Type: integ, Default: 2048,
-		Help: "generated-shared-prefix: system prompt tokens."},
-		val(func(c *cfg) *int { return &c.GSPSystemPromptLen })},
-	{gDataset, argparse.Option{Name: "--gsp-question-len", Type: integ, Default: 128,
-		Help: "generated-shared-prefix: question tokens."},
-		val(func(c *cfg) *int { return &c.GSPQuestionLen })},
-	{gDataset, argparse.Option{Name: "--gsp-output-len", Type: integ, Default: 256,
-		Help: "generated-shared-prefix: output tokens."},
-		val(func(c *cfg) *int { return &c.GSPOutputLen })},
-	{gDataset, argparse.Option{Name: "--gsp-range-ratio", Type: float, Default: 1.0,
-		Help: "generated-shared-prefix: lengths are drawn from [len*ratio, len]."},
-		val(func(c *cfg) *float64 { return &c.GSPRangeRatio })},
-	{gDataset, argparse.Option{Name: "--gsp-fast-prepare", Action: argparse.StoreTrue,
-		Help: "generated-shared-prefix: skip token counting (faster; input statistics become inexact)."},
-		val(func(c *cfg) *bool { return &c.GSPFastPrepare })},
-	{gDataset, argparse.Option{Name: "--gsp-send-routing-key", Action: argparse.StoreTrue,
-		Help: "generated-shared-prefix: send an X-SMG-Routing-Key header, one key per group."},
-		val(func(c *cfg) *bool { return &c.GSPSendRoutingKey })},
-	{gDataset, argparse.Option{Name: "--gsp-num-turns", Type: integ, Default: 1,
-		Help: "generated-shared-prefix: questions per conversation; above 1 needs a chat backend."},
-		val(func(c *cfg) *int { return &c.GSPNumTurns })},
-	{gDataset, argparse.Option{Name: "--gsp-ordered", Action: argparse.StoreTrue,
-		Help: "generated-shared-prefix: keep the requests in group order instead of shuffling."},
-		val(func(c *cfg) *bool { return &c.GSPOrdered })},
-	{gDataset, argparse.Option{Name: "--gsp-group-distribution", Type: str, Choices: []string{"uniform", "zipf"}, Default: "uniform",
-		Help: "generated-shared-prefix: give every group the same number of requests, or draw each request's group by Zipf rank (needs --gsp-zipf-alpha)."},
-		val(func(c *cfg) *string { return &c.GSPGroupDistribution })},
-	{gDataset, argparse.Option{Name: "--gsp-zipf-alpha", Type: finitePositive,
-		Help: "generated-shared-prefix: Zipf exponent, a finite float > 0; only with --gsp-group-distribution zipf."},
-		ptr(func(c *cfg) **float64 { return &c.GSPZipfAlpha })},
-	{gDataset, argparse.Option{Name: "--mooncake-slowdown-factor", Type: float, Default: 1.0,
-		Help: "mooncake: stretch the trace's timing by this factor (--request-rate is ignored)."},
-		val(func(c *cfg) *float64 { return &c.MooncakeSlowdown })},
-	{gDataset, argparse.Option{Name: "--mooncake-num-rounds", Type: integ, Default: 1,
-		Help: "mooncake: rounds per session; above 1 makes multi-turn sessions."},
-		val(func(c *cfg) *int { return &c.MooncakeNumRounds })},
-	{gDataset, argparse.Option{Name: "--mooncake-workload", Type: str, Choices: []string{"mooncake", "conversation", "synthetic", "toolagent"}, Default: "conversation",
-		Help: "mooncake: which trace to replay."},
-		val(func(c *cfg) *string { return &c.MooncakeWorkload })},
+	datasetFlag("--gsp-num-groups"),
+	datasetFlag("--gsp-prompts-per-group"),
+	datasetFlag("--gsp-system-prompt-len"),
+	datasetFlag("--gsp-question-len"),
+	datasetFlag("--gsp-output-len"),
+	datasetFlag("--gsp-range-ratio"),
+	datasetFlag("--gsp-fast-prepare"),
+	datasetFlag("--gsp-send-routing-key"),
+	datasetFlag("--gsp-num-turns"),
+	datasetFlag("--gsp-ordered"),
+	datasetFlag("--gsp-group-distribution"),
+	datasetFlag("--gsp-zipf-alpha"),
+	datasetFlag("--mooncake-slowdown-factor"),
+	datasetFlag("--mooncake-num-rounds"),
+	datasetFlag("--mooncake-workload"),
 	{gContent, argparse.Option{Name: "--fake-prefill", Action: argparse.StoreTrue,
 		Help: "Decode-only benchmark against a decode server with a fake transfer backend."},
 		val(func(c *cfg) *bool { return &c.FakePrefill })},
@@ -394,4 +332,30 @@ var flags = []flag{
 	{gTraffic, argparse.Option{Name: "--start-in", Type: float, Metavar: "SECONDS",
 		Help: "Start the measured run this many seconds from now (instead of --start-at)."},
 		ptr(func(c *cfg) **float64 { return &c.StartIn })},
+})
+
+// datasetFlag places a flag a dataset declares (package dataset, in the
+// dataset's file) at its position in the reference's order.
+func datasetFlag(name string) flag {
+	for _, f := range dataset.Flags() {
+		if f.Opt.Name == name {
+			return flag{gDataset, f.Opt, bound(argparse.Within(f.Bind, func(c *cfg) *dataset.Params { return &c.Params }))}
+		}
+	}
+	panic("cli: no dataset declares " + name)
+}
+
+// withDatasets adds the flags the datasets declare that table does not
+// place, in the Dataset group: a new dataset's flags need no row here.
+func withDatasets(table []flag) []flag {
+	placed := map[string]bool{}
+	for _, f := range table {
+		placed[f.opt.Name] = true
+	}
+	for _, f := range dataset.Flags() {
+		if !placed[f.Opt.Name] {
+			table = append(table, datasetFlag(f.Opt.Name))
+		}
+	}
+	return table
 }

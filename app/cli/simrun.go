@@ -53,13 +53,6 @@ var demo = struct {
 var demoFlags = fmt.Sprintf("--dataset-name %s --num-prompts %d --random-input-len %d --random-output-len %d",
 	demo.dataset, demo.prompts, demo.in, demo.outp)
 
-// downloads are the datasets that fetch a file when --dataset-path is
-// not given.
-var downloads = map[string]string{
-	"sharegpt": "ShareGPT", "random": "ShareGPT (its text)", "mmmu": "MMMU",
-	"longbench_v2": "LongBench-v2", "mooncake": "the Mooncake trace",
-}
-
 // simDefaults refuses a target besides --sim. When --sim is the whole
 // command line (with --sim-preset at most, which only picks the engine) it
 // gives cfg the demo's settings; any other flag means the user is
@@ -77,7 +70,7 @@ func simDefaults(cfg *bench.Config, given map[string]bool) (notes []string, err 
 		cfg.RandomInputLen, cfg.RandomOutputLen = demo.in, demo.outp
 		return []string{"--sim alone runs a short demo: " + demoFlags + " (with any other flag, the main command's defaults apply)"}, nil
 	}
-	if what, ok := downloads[cfg.DatasetName]; ok && cfg.DatasetPath == "" {
+	if what := datasetSpec(cfg).Downloads; what != "" && cfg.DatasetPath == "" {
 		name := "--dataset-name " + cfg.DatasetName
 		if !given["--dataset-name"] {
 			name += " (the default)"

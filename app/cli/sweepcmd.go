@@ -97,7 +97,7 @@ func parseSweep(args []string, cols int) (*sweep.Config, map[string]bool, error)
 			sc.OutputLens = ints(vals)
 		}
 	}
-	if err := checkGSP(base); err != nil {
+	if err := checkParsed(base); err != nil {
 		return nil, nil, err
 	}
 	// The sweep's own flags count too: --sim alone runs the demo.

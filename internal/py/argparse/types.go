@@ -1,6 +1,10 @@
 package argparse
 
-import "benchserve/internal/py/pyfmt"
+import (
+	"math"
+
+	"benchserve/internal/py/pyfmt"
+)
 
 // Type converts one command-line string into a value, as the type= of an
 // argparse argument does.
@@ -24,3 +28,13 @@ var (
 	Int   = Type{Name: "int", Convert: func(s string) (any, error) { return pyfmt.ParseInt(s) }}
 	Float = Type{Name: "float", Convert: func(s string) (any, error) { return pyfmt.ParseFloat(s) }}
 )
+
+// FinitePositive is the reference's _finite_positive_float, the type of
+// --flush-cache-timeout and --gsp-zipf-alpha.
+var FinitePositive = Type{Name: "_finite_positive_float", Convert: func(s string) (any, error) {
+	f, err := pyfmt.ParseFloat(s)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f <= 0 {
+		return nil, &ArgumentTypeError{Msg: "expected a finite float > 0, got " + Repr(s)}
+	}
+	return f, nil
+}}
