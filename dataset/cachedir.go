@@ -1,12 +1,11 @@
 package dataset
 
-import (
-	"os"
-	"path/filepath"
-)
+import "path/filepath"
 
-// CacheDir is where datasets keep what they reuse between runs:
-// $XDG_CACHE_HOME/benchserve, else ~/.cache/benchserve.
+// CacheDir is where datasets keep what they reuse between runs, found
+// with getenv (the command's environment): $XDG_CACHE_HOME/benchserve,
+// else ~/.cache/benchserve, else (Windows) %LocalAppData%\benchserve; ""
+// when none is known, and then nothing is cached.
 func CacheDir(getenv func(string) string) string {
 	if d := getenv("XDG_CACHE_HOME"); d != "" {
 		return filepath.Join(d, "benchserve")
@@ -14,9 +13,8 @@ func CacheDir(getenv func(string) string) string {
 	if h := getenv("HOME"); h != "" {
 		return filepath.Join(h, ".cache", "benchserve")
 	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "benchserve")
+	if d := getenv("LocalAppData"); d != "" {
+		return filepath.Join(d, "benchserve")
 	}
-	return filepath.Join(d, "benchserve")
+	return ""
 }

@@ -23,11 +23,7 @@ const gspMagic = "benchserve-gsp 1\n"
 func gspCachePath(p Params, env Env) string {
 	dir := env.CacheDir
 	if dir == "" {
-		d, err := os.UserCacheDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(d, "benchserve")
+		return ""
 	}
 	return filepath.Join(dir, "generated-shared-prefix", gspCacheName(p, env.Tok.Name()))
 }

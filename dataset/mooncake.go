@@ -212,10 +212,7 @@ func mooncakePath(ctx context.Context, p Params, env Env) (path, label string, e
 	if path == "" {
 		dir := env.CacheDir
 		if dir == "" {
-			if dir, err = os.UserCacheDir(); err != nil {
-				return "", "", fmt.Errorf("--mooncake-workload %s: no cache directory to keep the trace in (%v); pass --dataset-path with a local copy", p.MooncakeWorkload, err)
-			}
-			dir = filepath.Join(dir, "benchserve")
+			return "", "", fmt.Errorf("--mooncake-workload %s: no cache directory to keep the trace in (neither XDG_CACHE_HOME nor HOME is set); pass --dataset-path with a local copy", p.MooncakeWorkload)
 		}
 		path = filepath.Join(dir, "mooncake", p.MooncakeWorkload+"_trace.jsonl")
 		label = "trace " + path

@@ -188,8 +188,9 @@ func list(dir string) (module string, pkgs []Package, err error) {
 var processWide = map[string]string{
 	"Getenv": "reads the environment", "LookupEnv": "reads the environment", "Environ": "reads the environment",
 	"Setenv": "changes the environment", "Unsetenv": "changes the environment", "Clearenv": "changes the environment",
-	"UserHomeDir": "reads the environment ($HOME)",
-	"Stdout":      "writes to the process's standard output",
+	"UserHomeDir": "reads the environment ($HOME)", "UserCacheDir": "reads the environment ($XDG_CACHE_HOME, $HOME)",
+	"UserConfigDir": "reads the environment ($XDG_CONFIG_HOME, $HOME)", "TempDir": "reads the environment ($TMPDIR)",
+	"Stdout": "writes to the process's standard output",
 }
 
 // processUse finds the uses of os's process-wide names in p's non-test
