@@ -36,7 +36,7 @@ func below(b float64) func(float64, string, int) bool {
 func answerOf(t *testing.T, s *searcher, o outcome) string {
 	t.Helper()
 	var buf bytes.Buffer
-	r := &runner{cfg: &Config{SLOs: []report.Threshold{{Expr: "p99_ttft_ms<100"}}}, table: newTable(&buf)}
+	r := &runner{cfg: &Config{SLOs: []report.Threshold{{Expr: "p99_ttft_ms<100"}}}, table: report.NewSweepTable(&buf)}
 	_ = s.finish(r, o)
 	return strings.TrimSpace(buf.String())
 }
