@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"benchserve/internal/testenv"
 )
 
 // sloArgs is a short run against base: 40 requests of 8 output tokens, 4
@@ -161,6 +163,7 @@ func TestChosenPercentiles(t *testing.T) {
 // reference's Poisson arrival about 80; a closed loop by time sends
 // nothing after its end.
 func TestRunByDuration(t *testing.T) {
+	testenv.Slow(t) // send counts and a run length against the wall clock
 	_, base := newSim(t, steadySim(10*time.Millisecond, 2*time.Millisecond))
 	args := func(out string, more ...string) []string {
 		return append([]string{"--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids",
@@ -228,6 +231,7 @@ func TestRunByDuration(t *testing.T) {
 // A linear ramp from 2 to 18 req/s over a 4 s run, constant arrival: the
 // rate at t is 2 + 4t, so second k expects ∫ = 4 + 4k sends: 4, 8, 12, 16.
 func TestLinearRampSendCounts(t *testing.T) {
+	testenv.Slow(t) // send counts per second of wall clock
 	_, base := newSim(t, steadySim(5*time.Millisecond, time.Millisecond))
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	code, stdout, stderr := run(t, nil, "--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids",
@@ -290,6 +294,7 @@ func TestConcurrencyRamp(t *testing.T) {
 // --warmup-duration sends the run's traffic for that long before the
 // measured run, and none of it is in the result.
 func TestWarmupDuration(t *testing.T) {
+	testenv.Slow(t) // a request count over 0.5 s of wall clock (exact: bench TestWarmupByTime)
 	s, base := newSim(t, steadySim(5*time.Millisecond, time.Millisecond))
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	code, stdout, stderr := run(t, nil, "--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids",

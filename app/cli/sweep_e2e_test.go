@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"benchserve/bench"
+	"benchserve/internal/testenv"
 	"benchserve/report/page"
 )
 
@@ -156,6 +157,7 @@ func TestSweepMatchesSeparateRuns(t *testing.T) {
 // bisection from 40 tries, 90 and 92.5, so that an error of 1% in this
 // model does not decide the test.)
 func TestSweepSearchFindsCapacity(t *testing.T) {
+	testenv.Slow(t) // tens of timed runs against the simulator (the search itself: sweep/search_test.go)
 	cfg := steadySim(500*time.Microsecond, 5*time.Millisecond)
 	cfg.MaxRunningRequests = 4
 	_, base := newSim(t, cfg)
@@ -296,6 +298,7 @@ func TestSweepStopsOnBrokenServer(t *testing.T) {
 
 // Ctrl-C during a sweep keeps every finished run and exits 130.
 func TestSweepInterrupt(t *testing.T) {
+	testenv.Slow(t) // an interrupt 1.5 s into 0.5 s runs
 	srv := newFakeServer(t, 20*time.Millisecond, 5*time.Millisecond)
 	out := filepath.Join(t.TempDir(), "i.jsonl")
 	sigs := make(chan os.Signal, 2)

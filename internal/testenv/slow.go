@@ -20,3 +20,11 @@ func Slow(t testing.TB) {
 		t.Skipf("slow tier (real time): set %s=1 to run it, as .ci/run does", SlowVar)
 	}
 }
+
+// SlowOn reports whether the slow tier runs, for a test whose wall-clock
+// bounds are only a part of it: it checks them when true, and logs that
+// it does not otherwise.
+func SlowOn(t testing.TB) bool {
+	t.Helper()
+	return !testing.Short() && required(t, SlowVar)
+}
