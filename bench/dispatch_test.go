@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"benchserve/backend"
@@ -48,7 +47,7 @@ var stopCases = []stopCase{
 func TestInterruptStopsSending(t *testing.T) {
 	for _, c := range stopCases {
 		t.Run(c.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
 				srv := &memServer{hold: 20 * time.Millisecond}
 				r := memRunner(t, srv, 1000, c.limit, c.slots)
 				ctx, cancel := context.WithCancel(context.Background())
@@ -72,7 +71,7 @@ func TestInterruptStopsSending(t *testing.T) {
 func TestDurationStopsSendingOnTime(t *testing.T) {
 	for _, c := range stopCases {
 		t.Run(c.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
 				srv := &memServer{hold: 20 * time.Millisecond}
 				r := memRunner(t, srv, 1000, c.limit, c.slots)
 				start := time.Now()
@@ -148,7 +147,7 @@ func TestDispatchKeepsTheSchedule(t *testing.T) {
 	if held < 20 || held > len(slots)-20 {
 		t.Fatalf("%d of %d requests held back by the limit: the case tests little", held, len(slots))
 	}
-	synctest.Test(t, func(t *testing.T) {
+	bubble(t, func(t *testing.T) {
 		srv := &memServer{hold: hold}
 		r := memRunner(t, srv, 0, limit, slots)
 		check := &selfCheck{}
@@ -179,7 +178,7 @@ func TestDispatchKeepsTheSchedule(t *testing.T) {
 // first reply's end), at the last step 300, then as replies end: 350,
 // 450, 500.
 func TestConcurrencyRampSteps(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bubble(t, func(t *testing.T) {
 		srv := &memServer{hold: 250 * time.Millisecond}
 		r := memRunner(t, srv, 8, 4, nil)
 		r.capSteps = []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond}
@@ -214,7 +213,7 @@ func TestWarmupByTime(t *testing.T) {
 		{"closed loop", make([]schedule.Slot, 2), true, 2, []time.Duration{0, 0, 300, 300, 600, 600, 900, 900}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
 				srv := &memServer{hold: 300 * time.Millisecond}
 				r := memRunner(t, srv, 0, c.limit, c.slots)
 				r.Env.Stdout = io.Discard
@@ -295,7 +294,7 @@ func (g gatedCounter) Count(text string) int {
 // slot, the second request leaves while the first reply is still being
 // counted (the counter waits for it), and both are counted.
 func TestCountingDoesNotHoldTheSlot(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	bubble(t, func(t *testing.T) {
 		srv := &memServer{}
 		r := memRunner(t, srv, 2, 1, nil)
 		r.Client = memClient(t, srv, backend.Options{Counter: gatedCounter{srv, 2}, DeferCount: true, DropText: true})

@@ -118,6 +118,7 @@ func absQuantile(v []float64, q float64) float64 {
 // an image as the client estimates it, so its text is counted in another
 // encoding than the client's for the two totals to differ.
 func TestImageTotalsFromServer(t *testing.T) {
+	t.Parallel()
 	cfg, _ := sim.Preset(sim.PresetInstant)
 	cfg.Tokenizer = "cl100k_base"
 	_, base := newSim(t, cfg)

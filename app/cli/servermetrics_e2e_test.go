@@ -56,6 +56,7 @@ func TestServerViewAgainstSim(t *testing.T) {
 // and its server view go on; a server without /metrics says so, and a
 // run with --no-server-metrics reads nothing.
 func TestServerMetricsFailures(t *testing.T) {
+	t.Parallel()
 	cfg := steadySim(5*time.Millisecond, 5*time.Millisecond)
 	s, err := sim.New(cfg)
 	if err != nil {

@@ -26,6 +26,7 @@ func sloArgs(base, out string, more ...string) []string {
 // request good, one below it none; the console shows the goodput right
 // after the request throughput, where vLLM prints it.
 func TestGoodputAgainstSim(t *testing.T) {
+	t.Parallel()
 	_, base := newSim(t, steadySim(20*time.Millisecond, 4*time.Millisecond))
 	for _, c := range []struct {
 		bound    string
@@ -74,6 +75,7 @@ func TestGoodputAgainstSim(t *testing.T) {
 // error and in the line; a met one exits 0; a bad one is a usage error
 // that lists the keys.
 func TestThresholdsExit(t *testing.T) {
+	t.Parallel()
 	_, base := newSim(t, steadySim(20*time.Millisecond, 4*time.Millisecond))
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	code, stdout, stderr := run(t, nil, sloArgs(base, out, "--threshold", "p99_ttft_ms<1", "--threshold", "failed_rate<0.01", "--threshold=completed>=40")...)
@@ -125,6 +127,7 @@ func TestThresholdsExit(t *testing.T) {
 // The chosen percentiles are printed in their metric's group and written
 // as vLLM's keys; the reference's keys stay, and none is written twice.
 func TestChosenPercentiles(t *testing.T) {
+	t.Parallel()
 	_, base := newSim(t, steadySim(20*time.Millisecond, 4*time.Millisecond))
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	code, stdout, stderr := run(t, nil, sloArgs(base, out, "--percentile-metrics", "ttft,e2el,itl", "--metric-percentiles", "50,99,99.9")...)
@@ -268,6 +271,7 @@ func TestLinearRampSendCounts(t *testing.T) {
 // the cap is 1 until 0.4 s, 2 until 0.8 s, 3 until 1.2 s; requests of
 // about 300 ms show it in their send times.
 func TestConcurrencyRamp(t *testing.T) {
+	t.Parallel()
 	_, base := newSim(t, steadySim(5*time.Millisecond, 30*time.Millisecond))
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	code, stdout, stderr := run(t, nil, "--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids",

@@ -82,6 +82,7 @@ func referenceKeys(path string) []string {
 // those of three separate runs with the same seed: the same planned send
 // times (from the record files), prompts and counts.
 func TestSweepMatchesSeparateRuns(t *testing.T) {
+	t.Parallel()
 	_, base := newSim(t, steadySim(5*time.Millisecond, time.Millisecond))
 	dir := t.TempDir()
 	common := []string{"--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids",
@@ -204,6 +205,7 @@ func TestSweepSearchFindsCapacity(t *testing.T) {
 // request at once, then the rates evenly between; --repeats writes each
 // run and then the point's spread.
 func TestSweepProfileAndRepeats(t *testing.T) {
+	t.Parallel()
 	_, base := newSim(t, steadySim(5*time.Millisecond, time.Millisecond))
 	out := filepath.Join(t.TempDir(), "p.jsonl")
 	common := []string{"--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids",
