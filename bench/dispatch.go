@@ -138,7 +138,7 @@ func (r *runner) rampCap(ctx context.Context, start time.Time) {
 	}
 	go func() {
 		for _, at := range steps {
-			if !schedule.WaitUntil(ctx, start.Add(at)) {
+			if !r.waitUntil(ctx, start.Add(at)) {
 				return
 			}
 			<-r.sem
@@ -202,7 +202,7 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 		// dispatcher got back to it if later (a burst, or a full
 		// concurrency limit, holds it up on purpose).
 		ready := time.Now()
-		if !schedule.WaitUntil(paced, deadline) {
+		if !r.waitUntil(paced, deadline) {
 			continue // not sent: the run was interrupted or its time is up
 		}
 		if deadline.After(ready) {

@@ -5,110 +5,90 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"benchserve/backend"
-	"benchserve/dataset"
+	"benchserve/internal/py/pyrand"
 	"benchserve/record"
 	"benchserve/schedule"
 )
 
-// arrivals is a completions server that notes when each request arrived
-// and answers it after hold.
-type arrivals struct {
-	hold time.Duration
-	mu   sync.Mutex
-	at   []time.Time
+// These tests run the dispatcher in a synctest bubble against memServer:
+// time moves only by the schedule and the server's hold, so every send
+// time is exact.
+
+// A dispatch stopped part-way: the server answers after 20 ms; either
+// every request is due at once behind a full --max-concurrency 4 (the
+// dispatcher behind its schedule, slots coming free every 20 ms), or one
+// is due every millisecond without a limit. Stopped at stop (off the
+// times anything happens), sent requests went out at want(i), and the
+// last reply ended at last.
+type stopCase struct {
+	name  string
+	limit int
+	slots []schedule.Slot // nil: 1000 due at once
+	stop  time.Duration
+	sent  int
+	want  func(i int) time.Duration
+	last  time.Duration
 }
 
-func (a *arrivals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	now := time.Now()
-	io.Copy(io.Discard, r.Body)
-	a.mu.Lock()
-	a.at = append(a.at, now)
-	a.mu.Unlock()
-	time.Sleep(a.hold)
-	w.Header().Set("Content-Type", "text/event-stream")
-	io.WriteString(w, "data: {\"choices\": [{\"text\": \"a\"}]}\n\ndata: [DONE]\n\n")
+var stopCases = []stopCase{
+	{name: "saturated limit", limit: 4, stop: 90 * time.Millisecond, sent: 20,
+		want: func(i int) time.Duration { return time.Duration(i/4) * 20 * time.Millisecond }, last: 100 * time.Millisecond},
+	{name: "no limit", slots: every(1000, time.Millisecond), stop: 50500 * time.Microsecond, sent: 51,
+		want: func(i int) time.Duration { return time.Duration(i) * time.Millisecond }, last: 70 * time.Millisecond},
 }
 
-// testRunner is a runner of n one-token rows, all due at once, against url.
-func testRunner(t *testing.T, url string, n, limit int) *runner {
-	t.Helper()
-	hc := backend.NewHTTPClient(backend.ClientOptions{KeepAlive: true, MaxConns: max(limit, 64)})
-	client, err := backend.New("vllm", url, backend.Options{Stream: true}, nil, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.CloseIdleConnections)
-	r := &runner{Plan: &Plan{Config: &Config{}, Client: client, Model: "m",
-		Rows: make([]dataset.Row, n), Slots: make([]schedule.Slot, n)}, gate: &backend.Gate{}}
-	for i := range r.Rows {
-		r.Rows[i] = dataset.Row{Text: "x", PromptLen: 1, OutputLen: 1}
-	}
-	if limit > 0 {
-		r.sem = make(chan struct{}, limit)
-	}
-	return r
-}
-
-// After an interrupt no request leaves, even when the dispatcher is behind
-// its schedule (rate inf) and slots keep coming free behind a full
-// --max-concurrency, or when goroutines already started had not yet sent.
+// After an interrupt no request leaves: those sent went out exactly when
+// the schedule and the limit let them, before it, and the rest were
+// never written.
 func TestInterruptStopsSending(t *testing.T) {
-	behindAndWithoutLimit(t, func(t *testing.T, limit int, srv *arrivals, url string) {
-		// Behind the limit, long enough for the first connections even
-		// under the race detector on a loaded machine.
-		n, after := 100000, 300*time.Millisecond
-		if limit == 0 {
-			n, after = 3000, 60*time.Millisecond
-		}
-		r := testRunner(t, url, n, limit)
-		ctx, cancel := context.WithCancel(context.Background())
-		cuts := make(chan time.Time, 1)
-		go func() {
-			time.Sleep(after)
-			// As the interrupt does: the gate, then the dispatcher.
-			r.gate.Close()
-			cuts <- time.Now()
-			cancel()
-		}()
-		start := time.Now()
-		recs, _, unsent := r.dispatch(ctx, context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, start)
-		// When each request began to be written (or to connect, when
-		// it had to), by the client's clock: none after the gate closed
-		// (the server's own arrival times lag behind a burst of
-		// thousands of connections).
-		stoppedPartWay(t, srv, recs, unsent, n, limit, start, <-cuts)
-	})
-}
-
-// behindAndWithoutLimit runs test behind a saturated --max-concurrency 4
-// and without a limit, each against its own server that answers after
-// 20 ms.
-func behindAndWithoutLimit(t *testing.T, test func(t *testing.T, limit int, srv *arrivals, url string)) {
-	for _, c := range []struct {
-		name  string
-		limit int
-	}{{"saturated limit", 4}, {"no limit", 0}} {
+	for _, c := range stopCases {
 		t.Run(c.name, func(t *testing.T) {
-			srv := &arrivals{hold: 20 * time.Millisecond}
-			ts := httptest.NewServer(srv)
-			defer ts.Close()
-			test(t, c.limit, srv, ts.URL)
+			bubble(t, func(t *testing.T) {
+				srv := &memServer{hold: 20 * time.Millisecond}
+				r := memRunner(t, srv, 1000, c.limit, c.slots)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				start := time.Now()
+				go func() {
+					time.Sleep(c.stop)
+					// As the interrupt does: the gate, then the dispatcher.
+					r.gate.Close()
+					cancel()
+				}()
+				recs, last, unsent := r.dispatch(ctx, context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, start)
+				stoppedAt(t, c, srv, recs, last, unsent, start)
+			})
 		})
 	}
 }
 
-// stoppedPartWay checks a dispatch of n requests that was stopped at cut:
-// every request accounted for, none that began at or after cut, the
-// server saw just those sent, and they succeeded. Behind a limit some went
-// out before the cut; without one, thousands of new connections may all
-// still be dialling then.
-func stoppedPartWay(t *testing.T, srv *arrivals, recs []record.Record, unsent, n, limit int, start, cut time.Time) {
+// At the end of --duration no request leaves; those before it went out
+// on time, and the run waited for their replies.
+func TestDurationStopsSendingOnTime(t *testing.T) {
+	for _, c := range stopCases {
+		t.Run(c.name, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
+				srv := &memServer{hold: 20 * time.Millisecond}
+				r := memRunner(t, srv, 1000, c.limit, c.slots)
+				start := time.Now()
+				ph := phase{slots: r.Slots, check: &selfCheck{}, until: start.Add(c.stop)}
+				recs, last, unsent := r.dispatch(context.Background(), context.Background(), ph, start)
+				stoppedAt(t, c, srv, recs, last, unsent, start)
+			})
+		})
+	}
+}
+
+// stoppedAt checks a dispatch stopped as c says: every request accounted
+// for, the first c.sent sent at their times and answered, none after,
+// the server saw just those, and the last reply's end.
+func stoppedAt(t *testing.T, c stopCase, srv *memServer, recs []record.Record, last time.Time, unsent int, start time.Time) {
 	t.Helper()
+	n := 1000
 	if len(recs)+unsent != n {
 		t.Errorf("%d records and %d not reached, want %d in all", len(recs), unsent, n)
 	}
@@ -118,41 +98,142 @@ func stoppedPartWay(t *testing.T, srv *arrivals, recs []record.Record, unsent, n
 			continue
 		}
 		sent++
-		if at := start.Add(time.Duration(recs[i].Start * 1e9)); !at.Before(cut) {
-			t.Fatalf("request %d left %v after the cut", i, at.Sub(cut))
-		}
-		if !recs[i].Success {
-			t.Fatalf("request %d: %s", i, recs[i].Error)
+		if at := sinceStart(recs[i].Start); at != c.want(i) || !recs[i].Success {
+			t.Errorf("request %d sent at %v (success %v: %s), want %v", i, at, recs[i].Success, recs[i].Error, c.want(i))
 		}
 	}
-	if sent == n || (limit > 0 && sent == 0) {
-		t.Errorf("%d of %d requests sent; want the cut to stop them part-way", sent, n)
+	if sent != c.sent {
+		t.Errorf("%d requests sent, want %d (by %v)", sent, c.sent, c.stop)
 	}
-	srv.mu.Lock()
-	got := len(srv.at)
-	srv.mu.Unlock()
-	if got != sent {
-		t.Errorf("the server saw %d requests, the records say %d were sent", got, sent)
+	at := srv.arrivals()
+	if len(at) != sent {
+		t.Errorf("the server saw %d requests, the records say %d were sent", len(at), sent)
+	}
+	for i, a := range at {
+		if a.Sub(start) != c.want(i) {
+			t.Errorf("request %d reached the server at %v, want %v", i, a.Sub(start), c.want(i))
+		}
+	}
+	if got := last.Sub(start); got != c.last {
+		t.Errorf("the last reply ended at %v, want %v", got, c.last)
 	}
 }
 
-// At the end of --duration no request leaves, though thousands of
-// goroutines were started before it and many run only after it: every
-// request sent began before the end, and the server saw just those.
-func TestDurationStopsSendingOnTime(t *testing.T) {
-	behindAndWithoutLimit(t, func(t *testing.T, limit int, srv *arrivals, url string) {
-		// Behind the limit, long enough for the first connections even
-		// under the race detector on a loaded machine.
-		n, run := 100000, 300*time.Millisecond
-		if limit == 0 {
-			n, run = 3000, 50*time.Millisecond
+// Every request leaves at its planned time, or, when the concurrency
+// limit holds it back, as the reply it waits for ends: request i at
+// max(planned i, request i-1's send, request i-3's end) under
+// --max-concurrency 3 with replies of 50 ms, over a Poisson schedule of
+// 50 req/s; the pacer is never late.
+func TestDispatchKeepsTheSchedule(t *testing.T) {
+	slots, err := schedule.Plan(200, schedule.Arrival{Rate: 50, Burstiness: 1}, schedule.LoRA{}, pyrand.NewPython(1), pyrand.NewNumPy(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit, hold = 3, 50 * time.Millisecond
+	want := make([]time.Duration, len(slots))
+	held := 0
+	for i, s := range slots {
+		want[i] = s.At
+		if i > 0 {
+			want[i] = max(want[i], want[i-1])
 		}
-		r := testRunner(t, url, n, limit)
+		if i >= limit {
+			want[i] = max(want[i], want[i-limit]+hold)
+		}
+		if want[i] > s.At {
+			held++
+		}
+	}
+	if held < 20 || held > len(slots)-20 {
+		t.Fatalf("%d of %d requests held back by the limit: the case tests little", held, len(slots))
+	}
+	bubble(t, func(t *testing.T) {
+		srv := &memServer{hold: hold}
+		r := memRunner(t, srv, 0, limit, slots)
+		check := &selfCheck{}
 		start := time.Now()
-		until := start.Add(run)
-		recs, _, unsent := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}, until: until}, start)
-		stoppedPartWay(t, srv, recs, unsent, n, limit, start, until)
+		recs, last, unsent := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: check}, start)
+		if len(recs) != len(slots) || unsent != 0 {
+			t.Fatalf("%d records, %d unsent", len(recs), unsent)
+		}
+		for i := range recs {
+			if at := sinceStart(recs[i].Start); at != want[i] || sinceStart(recs[i].Intended) != slots[i].At || !recs[i].Success {
+				t.Errorf("request %d: sent at %v, planned %v, want %v and %v", i, at, sinceStart(recs[i].Intended), want[i], slots[i].At)
+			}
+		}
+		if got := last.Sub(start); got != want[len(want)-1]+hold {
+			t.Errorf("the last reply ended at %v, want %v", got, want[len(want)-1]+hold)
+		}
+		for i, lag := range check.lags {
+			if lag != 0 {
+				t.Errorf("request %d: the pacer released it %v s late", i, lag)
+			}
+		}
 	})
+}
+
+// --concurrency-ramp-duration: the cap of 4 starts at 1 and rises by one
+// at each step (100, 200, 300 ms). Eight requests due at once, each
+// answered in 250 ms, go out at 0, at the steps 100 and 200, at 250 (the
+// first reply's end), at the last step 300, then as replies end: 350,
+// 450, 500.
+func TestConcurrencyRampSteps(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		srv := &memServer{hold: 250 * time.Millisecond}
+		r := memRunner(t, srv, 8, 4, nil)
+		r.capSteps = []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond}
+		start := time.Now()
+		recs, _, _ := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}, capRamp: true}, start)
+		want := []time.Duration{0, 100, 200, 250, 300, 350, 450, 500}
+		for i := range recs {
+			if at := sinceStart(recs[i].Start); at != want[i]*time.Millisecond {
+				t.Errorf("request %d sent at %v, want %v", i, at, want[i]*time.Millisecond)
+			}
+		}
+	})
+}
+
+// --warmup-duration 1: the warmup's own plan (10 req/s, constant) sends
+// the 10 requests planned before the second is up; a closed loop of 2
+// (replies of 300 ms) sends 2 at 0, 300, 600 and 900 ms, and none at
+// 1200; the requests in flight at the end finish before the warmup does.
+func TestWarmupByTime(t *testing.T) {
+	planned, err := schedule.PlanFor(time.Second, schedule.Arrival{Rate: 10, Constant: true, Burstiness: 1}, schedule.LoRA{}, pyrand.NewPython(1), pyrand.NewNumPy(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		slots  []schedule.Slot
+		cyclic bool
+		limit  int
+		want   []time.Duration
+	}{
+		{"planned", planned, false, 0, []time.Duration{0, 100, 200, 300, 400, 500, 600, 700, 800, 900}},
+		{"closed loop", make([]schedule.Slot, 2), true, 2, []time.Duration{0, 0, 300, 300, 600, 600, 900, 900}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
+				srv := &memServer{hold: 300 * time.Millisecond}
+				r := memRunner(t, srv, 0, c.limit, c.slots)
+				r.Env.Stdout = io.Discard
+				r.traffic.warmup, r.warmupSlots, r.warmupCyclic = time.Second, c.slots, c.cyclic
+				start := time.Now()
+				sent, err := r.warmupFor(context.Background())
+				if err != nil || sent != len(c.want) {
+					t.Fatalf("%d sent (%v), want %d", sent, err, len(c.want))
+				}
+				for i, a := range srv.arrivals() {
+					if a.Sub(start) != c.want[i]*time.Millisecond {
+						t.Errorf("warmup request %d at %v, want %v", i, a.Sub(start), c.want[i]*time.Millisecond)
+					}
+				}
+				if end := time.Since(start); end != c.want[len(c.want)-1]*time.Millisecond+300*time.Millisecond {
+					t.Errorf("the warmup ended at %v, before its last reply or long after", end)
+				}
+			})
+		})
+	}
 }
 
 // cancelAfter is a RoundTripper that ends the run's in-flight context as
@@ -193,23 +274,18 @@ func TestGraceFailureKeepsKind(t *testing.T) {
 }
 
 // gatedCounter's count of a reply waits until the server has seen want
-// requests (or gives up after a while): it can only finish if the next
+// requests (or gives up after a minute): it can only finish if the next
 // request is sent while the reply before is being counted.
 type gatedCounter struct {
-	srv  *arrivals
+	srv  *memServer
 	want int
 }
 
 func (g gatedCounter) Count(text string) int {
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
-		g.srv.mu.Lock()
-		n := len(g.srv.at)
-		g.srv.mu.Unlock()
-		if n >= g.want {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if len(g.srv.arrivals()) >= g.want {
 			return len(text)
 		}
-		time.Sleep(time.Millisecond)
 	}
 	return -1
 }
@@ -218,20 +294,15 @@ func (g gatedCounter) Count(text string) int {
 // slot, the second request leaves while the first reply is still being
 // counted (the counter waits for it), and both are counted.
 func TestCountingDoesNotHoldTheSlot(t *testing.T) {
-	srv := &arrivals{}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	r := testRunner(t, ts.URL, 2, 1)
-	client, err := backend.New("vllm", ts.URL, backend.Options{Stream: true, Counter: gatedCounter{srv, 2}, DeferCount: true, DropText: true}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.CloseIdleConnections()
-	r.Client = client
-	recs, _, _ := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, time.Now())
-	for i := range recs {
-		if !recs[i].Success || !recs[i].TextCounted || recs[i].TextTokens != 1 || recs[i].Text != "" {
-			t.Errorf("request %d: success %v, counted %v (%d tokens), text %q: the count waited for a send the slot held up", i, recs[i].Success, recs[i].TextCounted, recs[i].TextTokens, recs[i].Text)
+	bubble(t, func(t *testing.T) {
+		srv := &memServer{}
+		r := memRunner(t, srv, 2, 1, nil)
+		r.Client = memClient(t, srv, backend.Options{Counter: gatedCounter{srv, 2}, DeferCount: true, DropText: true})
+		recs, _, _ := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, time.Now())
+		for i := range recs {
+			if !recs[i].Success || !recs[i].TextCounted || recs[i].TextTokens != 1 || recs[i].Text != "" {
+				t.Errorf("request %d: success %v, counted %v (%d tokens), text %q: the count waited for a send the slot held up", i, recs[i].Success, recs[i].TextCounted, recs[i].TextTokens, recs[i].Text)
+			}
 		}
-	}
+	})
 }

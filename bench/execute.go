@@ -9,6 +9,7 @@ import (
 	"benchserve/internal/py/pyjson"
 	"benchserve/metrics"
 	"benchserve/record"
+	"benchserve/schedule"
 	"benchserve/serverctl"
 )
 
@@ -272,6 +273,10 @@ type runner struct {
 	gate *backend.Gate
 	// recFile is --record-file, set once the warmup is over.
 	recFile *record.Writer
+	// wait is the pacer (nil: schedule.WaitUntil). Tests in a synctest
+	// bubble, where time moves only once every goroutine is blocked and
+	// the pacer's last spin would never end, wait on a plain timer.
+	wait func(ctx context.Context, deadline time.Time) bool
 }
 
 func newRunner(p *Plan) *runner {
@@ -280,4 +285,13 @@ func newRunner(p *Plan) *runner {
 		r.sem = make(chan struct{}, *c)
 	}
 	return r
+}
+
+// waitUntil releases a request at deadline, or reports false once ctx
+// has ended.
+func (r *runner) waitUntil(ctx context.Context, deadline time.Time) bool {
+	if r.wait != nil {
+		return r.wait(ctx, deadline)
+	}
+	return schedule.WaitUntil(ctx, deadline)
 }

@@ -7,12 +7,12 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"benchserve/metrics"
@@ -99,40 +99,62 @@ vllm:time_to_first_token_seconds_count B3
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 func itoa(i int) string     { return strconv.Itoa(i) }
 
+// roundTrip is a server in memory: f answers each request.
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func answer(code int, body string) *http.Response {
+	return &http.Response{StatusCode: code, Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Header: http.Header{},
+		Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body))}
+}
+
 // A scrape that fails during the run is a warning, printed once, and the
-// run's view keeps the reads that worked.
+// run's view keeps the reads that worked. In a synctest bubble, every
+// 30 ms: the first read at 0, the interval reads at 30, 60 (both
+// answered 503), 90 and 120, then Stop's at 140: 2 failed, 4 kept.
 func TestScraperFailureIsAWarning(t *testing.T) {
-	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		k := n.Add(1)
-		if k == 2 || k == 3 {
-			http.Error(w, "busy", http.StatusServiceUnavailable)
-			return
+	synctest.Test(t, func(t *testing.T) {
+		var reads []time.Duration
+		start := time.Now()
+		c := &Server{Base: "http://server.test", HTTP: &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+			reads = append(reads, time.Since(start))
+			if k := len(reads); k != 2 && k != 3 {
+				return answer(200, "# TYPE x counter\nx "+itoa(k)+"\n"), nil
+			}
+			return answer(503, "busy"), nil
+		})}}
+		var warn bytes.Buffer
+		sc, why := c.StartScraper(context.Background(), c.Base+"/metrics", 30*time.Millisecond, &warn)
+		if sc == nil {
+			t.Fatal(why)
 		}
-		w.Write([]byte("# TYPE x counter\nx " + itoa(int(k)) + "\n"))
-	}))
-	defer srv.Close()
-	c := &Server{Base: srv.URL, HTTP: srv.Client()}
-	var warn bytes.Buffer
-	sc, why := c.StartScraper(context.Background(), srv.URL+"/metrics", 30*time.Millisecond, &warn)
-	if sc == nil {
-		t.Fatal(why)
-	}
-	time.Sleep(150 * time.Millisecond)
-	scrapes, failed := sc.Stop(context.Background())
-	if failed != 2 || strings.Count(warn.String(), "warning") != 1 || !strings.Contains(warn.String(), "status 503") {
-		t.Errorf("%d failed, warnings:\n%s", failed, warn.String())
-	}
-	v := metrics.ServerSummary(Snapshots(scrapes), failed)
-	if x, _ := v.Get("x"); x.Delta != float64(n.Load()-1) {
-		t.Errorf("delta %v over %d reads", x.Delta, n.Load())
-	}
-	// No /metrics: no scraper, and why.
-	none := httptest.NewServer(http.NotFoundHandler())
-	defer none.Close()
-	if sc, why := (&Server{Base: none.URL, HTTP: none.Client()}).StartScraper(context.Background(), none.URL+"/metrics", time.Second, &warn); sc != nil || !strings.Contains(why, "status 404") {
-		t.Errorf("scraper %v, why %q", sc, why)
-	}
+		time.Sleep(140 * time.Millisecond)
+		scrapes, failed := sc.Stop(context.Background())
+		if failed != 2 || strings.Count(warn.String(), "warning") != 1 || !strings.Contains(warn.String(), "status 503") {
+			t.Errorf("%d failed, warnings:\n%s", failed, warn.String())
+		}
+		ms := time.Millisecond
+		if want := []time.Duration{0, 30 * ms, 60 * ms, 90 * ms, 120 * ms, 140 * ms}; !slices.Equal(reads, want) {
+			t.Errorf("reads at %v, want %v", reads, want)
+		}
+		var kept []time.Duration
+		for _, s := range scrapes {
+			kept = append(kept, s.At.Sub(start))
+		}
+		if want := []time.Duration{0, 90 * ms, 120 * ms, 140 * ms}; !slices.Equal(kept, want) {
+			t.Errorf("scrapes kept at %v, want %v", kept, want)
+		}
+		v := metrics.ServerSummary(Snapshots(scrapes), failed)
+		if x, _ := v.Get("x"); x.Delta != 5 {
+			t.Errorf("delta %v over reads 1 to 6", x.Delta)
+		}
+		// No /metrics: no scraper, and why.
+		none := &Server{Base: c.Base, HTTP: &http.Client{Transport: roundTrip(func(*http.Request) (*http.Response, error) { return answer(404, ""), nil })}}
+		if sc, why := none.StartScraper(context.Background(), none.Base+"/metrics", time.Second, &warn); sc != nil || !strings.Contains(why, "status 404") {
+			t.Errorf("scraper %v, why %q", sc, why)
+		}
+	})
 }
 
 // /metrics behind a key (401, 403) is "protected", with what to do; a 404

@@ -3,12 +3,16 @@ package serverctl
 import (
 	"context"
 	"io"
+	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"benchserve/backend"
@@ -20,35 +24,56 @@ func statusServer(t *testing.T, code int) *httptest.Server {
 	return srv
 }
 
-// An answer that waiting cannot change ends the readiness wait at once,
-// saying what to do; anything else is retried until the timeout.
+// An answer that waiting cannot change ends the readiness wait at its
+// first attempt, saying what to do; anything else is retried once a
+// second until the timeout. In a synctest bubble against a server in
+// memory: the attempts' times exactly.
 func TestWaitReadyHopeless(t *testing.T) {
-	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	t.Cleanup(tlsSrv.Close)
 	cases := []struct {
-		url     string
+		code    int
 		auth    http.Header
 		timeout int
 		want    string
-		quick   bool
+		tries   []time.Duration
 	}{
-		{statusServer(t, 401).URL, http.Header{}, 30, "answered 401 Unauthorized to the readiness check: no key was sent: set OPENAI_API_KEY", true},
-		{statusServer(t, 403).URL, http.Header{"Authorization": {"Bearer k"}}, 30,
-			"answered 403 Forbidden to the readiness check: the key from OPENAI_API_KEY or API_KEY was refused: check it; the check does not send --header", true},
-		{tlsSrv.URL, http.Header{}, 30, "has a certificate that does not verify (", true},
-		{statusServer(t, 503).URL, http.Header{}, 1, "is not ready after 1s (last attempt: HTTP 503 Service Unavailable); check --host/--port/--base-url", false},
+		{401, http.Header{}, 30, "answered 401 Unauthorized to the readiness check: no key was sent: set OPENAI_API_KEY", []time.Duration{0}},
+		{403, http.Header{"Authorization": {"Bearer k"}}, 30,
+			"answered 403 Forbidden to the readiness check: the key from OPENAI_API_KEY or API_KEY was refused: check it; the check does not send --header", []time.Duration{0}},
+		{503, http.Header{}, 2, "is not ready after 2s (last attempt: HTTP 503 Service Unavailable); check --host/--port/--base-url", []time.Duration{0, time.Second, 2 * time.Second}},
 	}
 	for _, c := range cases {
-		srv := &Server{Base: c.url, Auth: c.auth, HTTP: backend.NewHTTPClient(backend.ClientOptions{})}
-		start := time.Now()
-		err := srv.WaitReady(context.Background(), io.Discard, c.url+"/v1/models", c.timeout)
-		took := time.Since(start)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: err = %v, want it to contain %q", c.url, err, c.want)
+		synctest.Test(t, func(t *testing.T) {
+			var tries []time.Duration
+			start := time.Now()
+			srv := &Server{Base: "http://server.test", Auth: c.auth, HTTP: &http.Client{Transport: roundTrip(func(*http.Request) (*http.Response, error) {
+				tries = append(tries, time.Since(start))
+				return answer(c.code, ""), nil
+			})}}
+			err := srv.WaitReady(context.Background(), io.Discard, srv.Base+"/v1/models", c.timeout)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%d: err = %v, want it to contain %q", c.code, err, c.want)
+			}
+			if !slices.Equal(tries, c.tries) {
+				t.Errorf("%d: attempts at %v, want %v", c.code, tries, c.tries)
+			}
+		})
+	}
+	// A certificate that does not verify, over a real TLS connection: one
+	// attempt, one connection.
+	var conns atomic.Int32
+	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	tlsSrv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
 		}
-		if c.quick && took > 3*time.Second {
-			t.Errorf("%s: took %v; a hopeless answer must not be retried", c.url, took)
-		}
+	}
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake
+	tlsSrv.StartTLS()
+	t.Cleanup(tlsSrv.Close)
+	srv := &Server{Base: tlsSrv.URL, Auth: http.Header{}, HTTP: backend.NewHTTPClient(backend.ClientOptions{})}
+	err := srv.WaitReady(context.Background(), io.Discard, tlsSrv.URL+"/v1/models", 30)
+	if want := "has a certificate that does not verify ("; err == nil || !strings.Contains(err.Error(), want) || conns.Load() != 1 {
+		t.Errorf("TLS: err = %v after %d connections, want it to contain %q after 1", err, conns.Load(), want)
 	}
 }
 
@@ -95,27 +120,29 @@ func TestAcceptLength(t *testing.T) {
 // the readiness wait at the first answer, saying to drop /v1. Without /v1
 // a 404 is retried (a server still loading may not route yet).
 func TestWaitReadyBaseURLWithV1(t *testing.T) {
-	var hits atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		http.NotFound(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	ctl := &Server{Base: srv.URL + "/v1", HTTP: backend.NewHTTPClient(backend.ClientOptions{})}
-	err := ctl.WaitReady(context.Background(), io.Discard, ctl.Base+"/v1/models", 60)
-	want := "--base-url ends in /v1: the paths are appended to it (" + srv.URL + "/v1/v1/models answered 404); drop /v1"
-	if err == nil || err.Error() != want || hits.Load() != 1 {
-		t.Errorf("err = %v after %d requests, want %q after 1", err, hits.Load(), want)
-	}
-	// Without the readiness wait, the model lookup says the same.
-	if _, err := ctl.FirstModel(context.Background()); err == nil || !strings.HasSuffix(err.Error(), "; --base-url ends in /v1: the paths are appended to it; drop /v1") {
-		t.Errorf("FirstModel: %v", err)
-	}
-	hits.Store(0)
-	ctl.Base = srv.URL
-	if err := ctl.WaitReady(context.Background(), io.Discard, ctl.Base+"/v1/models", 1); err == nil || strings.Contains(err.Error(), "drop /v1") || hits.Load() < 1 {
-		t.Errorf("without /v1: err = %v after %d requests", err, hits.Load())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		hits := 0
+		base := "http://server.test"
+		ctl := &Server{Base: base + "/v1", HTTP: &http.Client{Transport: roundTrip(func(*http.Request) (*http.Response, error) {
+			hits++
+			return answer(404, "404 page not found\n"), nil
+		})}}
+		err := ctl.WaitReady(context.Background(), io.Discard, ctl.Base+"/v1/models", 60)
+		want := "--base-url ends in /v1: the paths are appended to it (" + base + "/v1/v1/models answered 404); drop /v1"
+		if err == nil || err.Error() != want || hits != 1 {
+			t.Errorf("err = %v after %d requests, want %q after 1", err, hits, want)
+		}
+		// Without the readiness wait, the model lookup says the same.
+		if _, err := ctl.FirstModel(context.Background()); err == nil || !strings.HasSuffix(err.Error(), "; --base-url ends in /v1: the paths are appended to it; drop /v1") {
+			t.Errorf("FirstModel: %v", err)
+		}
+		// Without /v1 a 404 is retried, once a second until the timeout.
+		hits = 0
+		ctl.Base = base
+		if err := ctl.WaitReady(context.Background(), io.Discard, ctl.Base+"/v1/models", 1); err == nil || strings.Contains(err.Error(), "drop /v1") || hits != 2 {
+			t.Errorf("without /v1: err = %v after %d requests, want 2", err, hits)
+		}
+	})
 }
 
 // An older SGLang answers only /get_server_info: Info (the accept length

@@ -7,8 +7,6 @@ package sweep
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 	"time"
 
 	"benchserve/bench"
@@ -68,18 +66,6 @@ func (p Point) Load(warmup bool) bench.Load {
 		l.MaxConcurrency = &c
 	}
 	return l
-}
-
-// Label is the point's load in a few characters: "12.5 req/s", "c=16".
-func (p Point) Label() string {
-	s := "inf"
-	if !math.IsInf(p.Rate, 1) {
-		s = strconv.FormatFloat(p.Rate, 'g', 4, 64)
-	}
-	if p.Conc > 0 {
-		s += fmt.Sprintf(" c=%d", p.Conc)
-	}
-	return s
 }
 
 // Grid is the points of the lists: their Cartesian product, lengths

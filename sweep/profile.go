@@ -27,6 +27,6 @@ func (r *runner) ceiling(ctx context.Context, base Point) (Point, error) {
 		return pt, err
 	}
 	pt.Conc = max(1, len(p.Rows))
-	r.table.line("The ceiling by --duration: a closed loop of %d requests in flight, one per prompt (--max-concurrency gives another).", pt.Conc)
+	r.table.CeilingLoop(pt.Conc)
 	return pt, nil
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"benchserve/bench"
-	"benchserve/internal/py/pyjson"
 	"benchserve/report"
 )
 
@@ -23,7 +22,7 @@ type runner struct {
 	cfg   *Config
 	env   bench.Env
 	plans map[[2]int]*bench.Plan
-	table *table
+	table *report.SweepTable
 	// out is the result file every point appends to.
 	out string
 	// runs counts the points run, broken those broken, inARow the broken
@@ -35,7 +34,7 @@ type runner struct {
 // Run runs the sweep c, printing its table to env.Stdout and appending a
 // result line per run to the output file.
 func Run(ctx context.Context, c *Config, env bench.Env) error {
-	r := &runner{cfg: c, env: env, plans: map[[2]int]*bench.Plan{}, table: newTable(env.Stdout)}
+	r := &runner{cfg: c, env: env, plans: map[[2]int]*bench.Plan{}, table: report.NewSweepTable(env.Stdout)}
 	defer r.close()
 	var err error
 	switch {
@@ -163,26 +162,22 @@ func (r *runner) run(ctx context.Context, pt Point, k int) (res *report.Result, 
 			return nil, false, r.stopped()
 		}
 		msg := xerr.Error()
-		line := &pyjson.Object{}
-		line.Set("sweep_point", r.pointKeys(pt, idx, k, nil).Bytes())
-		line.Set("error", pyjson.String(msg))
-		if err := report.Append(r.out, append(line.Bytes(), '\n')); err != nil {
+		if err := report.Append(r.out, report.SweepBrokenLine(r.sweepPoint(pt, idx, k, nil), msg)); err != nil {
 			return nil, false, &bench.ExitError{Code: bench.ExitFailure, Msg: "--output-file: " + err.Error()}
 		}
-		r.table.broken(idx, pt, msg)
+		r.table.Broken(r.sweepPoint(pt, idx, k, nil), msg)
 		return nil, false, r.brokenPoint()
 	}
 	res = bench.Summarize(q, e)
-	pass := r.passed(res)
-	res.Tail = &pyjson.Object{}
-	res.Tail.Set("sweep_point", r.pointKeys(pt, idx, k, pass).Bytes())
+	sp := r.sweepPoint(pt, idx, k, r.passed(res))
+	res.Tail = report.SweepTail(sp)
 	if err := report.Append(r.out, res.Line()); err != nil {
 		return nil, false, &bench.ExitError{Code: bench.ExitFailure, Msg: "--output-file: " + err.Error()}
 	}
 	if len(report.Failed(res.Thresholds)) > 0 {
 		r.thresholdsFailed = true
 	}
-	r.table.row(idx, pt, res, pass)
+	r.table.Row(sp, res)
 	if e.Stopped {
 		return res, true, r.stopped()
 	}
@@ -218,26 +213,11 @@ func (r *runner) passed(res *report.Result) *bool {
 	return &ok
 }
 
-// pointKeys is the sweep_point object of a run.
-func (r *runner) pointKeys(pt Point, idx, k int, pass *bool) *pyjson.Object {
-	o := &pyjson.Object{}
-	o.Set("index", pyjson.Int(idx))
-	o.Set("phase", pyjson.String(pt.Phase))
-	o.Set("request_rate", pyjson.Float(pt.Rate))
-	if pt.Conc > 0 {
-		o.Set("max_concurrency", pyjson.Int(pt.Conc))
-	} else {
-		o.Set("max_concurrency", pyjson.Null)
-	}
-	o.Set("random_input_len", pyjson.Int(pt.InputLen))
-	o.Set("random_output_len", pyjson.Int(pt.OutputLen))
-	o.Set("repeat", pyjson.Int(k))
-	if pass != nil {
-		o.Set("slo_passed", pyjson.Bool(*pass))
-	} else {
-		o.Set("slo_passed", pyjson.Null)
-	}
-	return o
+// sweepPoint is run idx of the sweep, repeat k of pt (0: the point's
+// repeats), with whether it met the SLOs.
+func (r *runner) sweepPoint(pt Point, idx, k int, pass *bool) report.SweepPoint {
+	return report.SweepPoint{Index: idx, Phase: pt.Phase, Rate: pt.Rate, Conc: pt.Conc,
+		InputLen: pt.InputLen, OutputLen: pt.OutputLen, Repeat: k, Passed: pass}
 }
 
 // point runs pt --repeats times (fewer once --repeat-until-cv is met) and,
@@ -270,7 +250,7 @@ func (r *runner) point(ctx context.Context, pt Point) ([]*report.Result, error) 
 var spreadKeys = []string{"request_throughput", "output_throughput", "median_ttft_ms", "median_itl_ms",
 	"p99_ttft_ms", "p99_itl_ms", "mean_e2e_latency_ms", "p99_e2e_latency_ms", "request_goodput", "slo_attainment"}
 
-func spreads(results []*report.Result) map[string]Spread {
+func spreads(results []*report.Result) map[string]report.Spread {
 	vals := map[string][]float64{}
 	for _, res := range results {
 		_, v := report.NumericKeys(res.Line())
@@ -280,7 +260,7 @@ func spreads(results []*report.Result) map[string]Spread {
 			}
 		}
 	}
-	out := map[string]Spread{}
+	out := map[string]report.Spread{}
 	for k, xs := range vals {
 		out[k] = spreadOf(xs)
 	}
@@ -301,24 +281,7 @@ func settled(results []*report.Result, cv float64) bool {
 // rows.
 func (r *runner) writeSpread(pt Point, results []*report.Result) error {
 	s := spreads(results)
-	o := &pyjson.Object{}
-	o.Set("sweep_point", r.pointKeys(pt, r.runs, 0, nil).Bytes())
-	o.Set("repeats", pyjson.Int(len(results)))
-	st := &pyjson.Object{}
-	for _, k := range spreadKeys {
-		sp, ok := s[k]
-		if !ok {
-			continue
-		}
-		e := &pyjson.Object{}
-		e.Set("mean", pyjson.Float(sp.Mean))
-		e.Set("std", pyjson.Float(sp.Std))
-		e.Set("cv", pyjson.Float(sp.CV))
-		e.Set("ci95_low", pyjson.Float(sp.CILow))
-		e.Set("ci95_high", pyjson.Float(sp.CIHigh))
-		st.Set(k, e.Bytes())
-	}
-	o.Set("repeat_stats", st.Bytes())
-	r.table.spread(pt, len(results), s)
-	return report.Append(r.out, append(o.Bytes(), '\n'))
+	sp := r.sweepPoint(pt, r.runs, 0, nil)
+	r.table.Spread(sp, len(results), s)
+	return report.Append(r.out, report.RepeatStatsLine(sp, len(results), spreadKeys, s))
 }

@@ -31,7 +31,7 @@ func (r *runner) auto(ctx context.Context) error {
 		return err
 	}
 	if !(hi > lo) {
-		r.table.line("The throughput ceiling (%s req/s) is not above the floor (%s req/s): no rates between them to run.", report.F(hi), report.F(lo))
+		r.table.NoRatesBetween(lo, hi)
 		return nil
 	}
 	n := max(1, r.cfg.Points)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,7 +37,7 @@ func below(b float64) func(float64, string, int) bool {
 func answerOf(t *testing.T, s *searcher, o outcome) string {
 	t.Helper()
 	var buf bytes.Buffer
-	r := &runner{cfg: &Config{SLOs: []report.Threshold{{Expr: "p99_ttft_ms<100"}}}, table: newTable(&buf)}
+	r := &runner{cfg: &Config{SLOs: []report.Threshold{{Expr: "p99_ttft_ms<100"}}}, table: report.NewSweepTable(&buf)}
 	_ = s.finish(r, o)
 	return strings.TrimSpace(buf.String())
 }
@@ -195,5 +196,129 @@ func TestSearchNoRunLeft(t *testing.T) {
 	want := "No search run: the run budget of 1 ended before the first (the ceiling run used it); raise --search-max-runs."
 	if got := answerOf(t, s, o); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// Deterministic oracles (every run at a load up to b meets the SLOs) on
+// both axes, from below and above the boundary: the search ends
+// confirmed, with lo meeting them and hi not, the bracket within the
+// tolerance (neighbouring concurrencies), each search run inside the
+// bracket of the runs before it, and one confirmation round of 3 runs at
+// each end. Where no load can pass, or every load does, it says so.
+func TestSearchDeterministicOracles(t *testing.T) {
+	cases := []struct {
+		rate  bool
+		b, x0 float64
+		max   int
+		// found: a boundary inside the loads reachable; else lo or hi
+		// stays NaN, with cut the phase the budget ended in.
+		found  bool
+		loNaN  bool
+		cut    string
+		search []float64 // the search runs' loads, when given
+	}{
+		{rate: true, b: 37, x0: 10, max: 40, found: true, search: []float64{10, 20, 40, 30, 35, 37.5, 36.25}},
+		{rate: true, b: 37, x0: 100, max: 40, found: true, search: []float64{100, 50, 25, 37.5, 31.25, 34.375, 35.9375}},
+		{rate: true, b: 0.3, x0: 10, max: 40, found: true},
+		{rate: true, b: 1000, x0: 1, max: 40, found: true},
+		{rate: true, b: 10, x0: 10, max: 40, found: true, search: []float64{10, 20, 15, 12.5, 11.25, 10.625, 10.3125}},
+		{rate: false, b: 37, x0: 1, max: 40, found: true, search: []float64{1, 2, 4, 8, 16, 32, 64, 48, 40, 36, 38, 37}},
+		{rate: false, b: 37, x0: 100, max: 40, found: true, search: []float64{100, 50, 25, 37, 43, 40, 38}},
+		{rate: false, b: 1, x0: 64, max: 40, found: true, search: []float64{64, 32, 16, 8, 4, 2, 1}},
+		{rate: false, b: 0.5, x0: 8, max: 40, loNaN: true, search: []float64{8, 4, 2, 1}},
+		{rate: false, b: 0.5, x0: 8, max: 3, loNaN: true, cut: "bracketing", search: []float64{8, 4, 2}},
+		{rate: true, b: math.Inf(1), x0: 1, max: 12, cut: "bracketing", search: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048}},
+		{rate: true, b: 0, x0: 1, max: 12, loNaN: true, cut: "bracketing"},
+	}
+	for i, c := range cases {
+		f := &fakeRuns{pass: below(c.b)}
+		s := f.searcher(c.rate, c.max)
+		o, err := s.find(context.Background(), c.x0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var search []float64
+		lo, hi := math.Inf(-1), math.Inf(1)
+		for _, r := range f.log {
+			if r.phase != "search" {
+				continue
+			}
+			search = append(search, r.x)
+			if len(search) > 1 && !(r.x > lo && r.x < hi) && !math.IsInf(lo, -1) && !math.IsInf(hi, 1) {
+				t.Errorf("case %d: run at %v outside the bracket (%v, %v) of the runs before", i, r.x, lo, hi)
+			}
+			if r.pass {
+				lo = max(lo, r.x)
+			} else {
+				hi = min(hi, r.x)
+			}
+		}
+		if c.search != nil && !slices.Equal(search, c.search) {
+			t.Errorf("case %d: search runs %v, want %v", i, search, c.search)
+		}
+		if !c.found {
+			if math.IsNaN(o.lo) != c.loNaN || math.IsNaN(o.hi) == c.loNaN || o.cut != c.cut || o.confirmed {
+				t.Errorf("case %d: outcome %+v, want lo NaN %v, cut %q", i, o, c.loNaN, c.cut)
+			}
+			continue
+		}
+		narrow := o.hi <= o.lo*(1+s.tol)
+		if !c.rate {
+			narrow = o.hi == o.lo+1
+		}
+		if !(o.lo <= c.b && o.hi > c.b) || !narrow {
+			t.Errorf("case %d: bracket [%v, %v] for a boundary at %v", i, o.lo, o.hi, c.b)
+		}
+		if !o.confirmed || o.rounds != 1 || o.nLo != 3 || o.kLo != 3 || o.nHi != 0 || o.kHi != 3 || o.cut != "" {
+			t.Errorf("case %d: outcome %+v, want confirmed in one round of 3 and 3", i, o)
+		}
+		if len(f.log) != len(search)+6 {
+			t.Errorf("case %d: %d runs, %d of them searching: want 6 confirming", i, len(f.log), len(search))
+		}
+	}
+}
+
+// Noisy oracles: a run at load x meets the SLOs with a probability that
+// falls from 1 to 0 across [b(1-w), b(1+w)], independently each run. Over
+// many seeded searches: a confirmed answer's low end is never above the
+// band (it met the SLOs 3 times in 3) and its high end never below it
+// (it failed in most): both certain, as no run above the band passes and
+// none below it fails; an answer not confirmed says why; the counts are
+// those of the loads named; and a band narrower than the tolerance is
+// found confirmed most of the time.
+func TestSearchNoisyOracle(t *testing.T) {
+	for _, w := range []float64{0.01, 0.1, 0.3} {
+		rng := rand.New(rand.NewPCG(uint64(w*100), 7))
+		confirmed := 0
+		const searches = 300
+		for i := 0; i < searches; i++ {
+			b := 5 + rng.Float64()*100
+			f := &fakeRuns{pass: func(x float64, _ string, _ int) bool {
+				p := math.Min(1, math.Max(0, (b*(1+w)-x)/(2*w*b)))
+				return rng.Float64() < p
+			}}
+			s := f.searcher(true, 40)
+			o, err := s.find(context.Background(), 1+rng.Float64()*50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.confirmed {
+				confirmed++
+				if o.lo > b*(1+w) || o.hi < b*(1-w) {
+					t.Errorf("w %v, case %d: confirmed [%v, %v] outside the band around %v", w, i, o.lo, o.hi, b)
+				}
+			}
+			if got := answerOf(t, s, o); !o.confirmed && !strings.Contains(got, "not confirmed") && !strings.Contains(got, "Every load tried") && !strings.Contains(got, "No load met") {
+				t.Errorf("w %v, case %d: unconfirmed outcome %+v answered %s", w, i, o, got)
+			}
+			if !math.IsNaN(o.lo) && !math.IsNaN(o.hi) {
+				checkLastRound(t, f.log, o)
+			}
+		}
+		if w < 0.05 && confirmed < searches*3/4 { // fakeRuns' tolerance is 0.05
+
+			t.Errorf("w %v: %d of %d searches confirmed, want most", w, confirmed, searches)
+		}
+		t.Logf("band ±%v: %d of %d confirmed", w, confirmed, searches)
 	}
 }

@@ -1,20 +1,16 @@
 package sweep
 
-import "math"
+import (
+	"math"
 
-// Spread is a figure over a point's repeats: the mean, the sample
-// standard deviation, the coefficient of variation (std/mean) and a 95%
-// interval for the mean (Student's t with n−1 degrees of freedom).
-type Spread struct {
-	N             int
-	Mean, Std, CV float64
-	CILow, CIHigh float64
-}
+	"benchserve/report"
+)
 
-// spreadOf is the Spread of xs; one value has no spread (std 0, its
-// interval the value itself).
-func spreadOf(xs []float64) Spread {
-	s := Spread{N: len(xs)}
+// spreadOf is the spread of xs, its 95% interval for the mean by
+// Student's t with n−1 degrees of freedom; one value has no spread (std
+// 0, its interval the value itself).
+func spreadOf(xs []float64) report.Spread {
+	s := report.Spread{N: len(xs)}
 	if s.N == 0 {
 		return s
 	}

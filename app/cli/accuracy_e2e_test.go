@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"benchserve/internal/testenv"
 	"benchserve/sim"
 )
 
@@ -21,9 +22,7 @@ import (
 // 100 ms for any one request; a regression to tens of milliseconds of
 // systematic error fails here.)
 func TestTimingAccuracy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a timing run of several seconds; not with -short")
-	}
+	testenv.Slow(t) // a timing run of several seconds, with bounds in milliseconds
 	_, base := newSim(t, steadySim(15*time.Millisecond, 8*time.Millisecond))
 	for _, be := range []string{"vllm-chat", "sglang"} {
 		t.Run(be, func(t *testing.T) {
@@ -119,6 +118,7 @@ func absQuantile(v []float64, q float64) float64 {
 // an image as the client estimates it, so its text is counted in another
 // encoding than the client's for the two totals to differ.
 func TestImageTotalsFromServer(t *testing.T) {
+	t.Parallel()
 	cfg, _ := sim.Preset(sim.PresetInstant)
 	cfg.Tokenizer = "cl100k_base"
 	_, base := newSim(t, cfg)

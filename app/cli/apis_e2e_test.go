@@ -31,6 +31,7 @@ type reasoningTruth struct {
 // content, within 1 ms on average (the client times from the write, the
 // simulator from the arrival to its write's return).
 func TestResponsesAndMessagesAgainstSimTruth(t *testing.T) {
+	testenv.Slow(t) // TTFT and TTFO within 1 ms of the simulator's
 	stamps := testenv.KernelStamps(t)
 	cfg := steadySim(10*time.Millisecond, 3*time.Millisecond)
 	cfg.ReasoningTokens = 3

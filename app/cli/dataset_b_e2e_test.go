@@ -137,6 +137,7 @@ func (w *teeWriter) Flush() {
 // A mooncake run sends each session at its trace time × the slowdown
 // factor, measured where the server receives it.
 func TestEndToEndMooncakeTiming(t *testing.T) {
+	t.Parallel()
 	rs := newRecordingSim(t)
 	// Out of order in the file; bench sorts by time.
 	stamps := map[int]float64{1: 0, 2: 40, 3: 100, 4: 180, 5: 200, 6: 310, 7: 95}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"benchserve/bench"
+	"benchserve/internal/testenv"
 	"benchserve/sim"
 )
 
@@ -121,9 +122,7 @@ const (
 // simulator injected, by kind; each error is one line; the successful
 // requests measure what the simulator did for them.
 func TestFaultMatrix(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the fault matrix takes a few seconds (about 20 under -race)")
-	}
+	testenv.Slow(t) // the fault matrix takes a few seconds (about 20 under -race), with timing bounds
 	const n, rate = 500, 0.2
 	cases := []struct {
 		fault string

@@ -232,6 +232,7 @@ var smaller = map[string]string{
 // prints nothing on stderr but the notes on flags it ignores (and, for
 // trt, the warning that its counts are not the server's).
 func TestGuideCommands(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	files := guideData(t, data)
 	env := map[string]string{"XDG_CACHE_HOME": data, "HF_HOME": data, "HF_ENDPOINT": "http://127.0.0.1:1"}

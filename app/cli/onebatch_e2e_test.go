@@ -56,6 +56,7 @@ func readRows(t *testing.T, path string) []batchRow {
 // batch's arrival to the write of the last prompt's first token, latency
 // to the write that ended the stream.
 func TestOneBatchAgainstSimTruth(t *testing.T) {
+	testenv.Slow(t)         // times within 2 ms of the simulator's
 	const tolerance = 0.002 // s
 	testenv.KernelStamps(t)
 	_, base := newSim(t, steadySim(30*time.Millisecond, 5*time.Millisecond))

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"benchserve/internal/testenv"
 	"benchserve/sim"
 )
 
@@ -159,6 +160,7 @@ func TestOneBatchReusesRunningServer(t *testing.T) {
 // flight finishes and its row is kept (graceful), or a second Ctrl-C
 // cancels it (cut); exit 130, the finished cases' rows kept and reported.
 func TestOneBatchInterrupt(t *testing.T) {
+	testenv.Slow(t) // signals placed by sleeps around the burst window
 	for _, cut := range []bool{false, true} {
 		t.Run(fmt.Sprintf("cut=%v", cut), func(t *testing.T) {
 			s := handlerSim(t)

@@ -31,6 +31,7 @@ func (l *refusing) Accept() (net.Conn, error) {
 // with those it has (the reference, which connects per request, would
 // just run).
 func TestPreconnectRefusedGoesOn(t *testing.T) {
+	t.Parallel()
 	f := &fakeServer{}
 	ln := &refusing{}
 	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

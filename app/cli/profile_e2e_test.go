@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"benchserve/internal/testenv"
 )
 
 // --sweep-profile auto with --duration (the README's example): the floor
@@ -12,6 +14,7 @@ import (
 // request per prompt for the duration, then the rates between; the
 // search's ceiling run the same.
 func TestSweepProfileByDuration(t *testing.T) {
+	testenv.Slow(t) // a request count over about 1 s of wall clock
 	_, base := newSim(t, steadySim(5*time.Millisecond, 2*time.Millisecond))
 	out := filepath.Join(t.TempDir(), "p.jsonl")
 	common := []string{"--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids", "--random-input-len", "16",

@@ -39,6 +39,7 @@ func fakeServerAt(t *testing.T, ip string, useTLS bool, ttft, itl time.Duration)
 // figures of docs/metrics.md, measured on a quiet machine: a timing bound
 // here would fail on a loaded one.)
 func TestThroughTinyproxy(t *testing.T) {
+	t.Parallel()
 	ip := testenv.HostIP(t)
 	proxy := testenv.StartTinyproxy(t)
 	for _, useTLS := range []bool{false, true} {

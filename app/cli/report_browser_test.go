@@ -89,6 +89,7 @@ func checkCharts(t *testing.T, dom string, want int) {
 // chart there with its data points, a screenshot taken. A page with a
 // script error shows that the console check can fail.
 func TestReportPagesInBrowser(t *testing.T) {
+	t.Parallel()
 	chromium := testenv.Chromium(t)
 	_, base := newSim(t, steadySim(10*time.Millisecond, 2*time.Millisecond))
 	dir := t.TempDir()

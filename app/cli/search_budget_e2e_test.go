@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"benchserve/internal/testenv"
 )
 
 // The search's run budget, against the simulator, with SLOs that the
@@ -12,6 +14,7 @@ import (
 // met), so the runs are known in advance: never more runs than
 // --search-max-runs, and the answer says where the budget ended.
 func TestSweepSearchBudget(t *testing.T) {
+	testenv.Slow(t) // timed runs against the simulator (the budget rules: sweep/search_test.go)
 	_, base := newSim(t, steadySim(time.Millisecond, time.Millisecond))
 	common := []string{"sweep", "--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids",
 		"--random-input-len", "16", "--random-output-len", "4", "--num-prompts", "4", "--warmup-requests", "0", "--sweep-pause", "0",

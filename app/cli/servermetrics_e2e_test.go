@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"benchserve/internal/testenv"
 	"benchserve/sim"
 )
 
@@ -17,6 +18,7 @@ import (
 // concurrency cap, the server's TTFT sits beside the client's, and the
 // provenance names the server and the client.
 func TestServerViewAgainstSim(t *testing.T) {
+	testenv.Slow(t) // the server's TTFT mean within milliseconds of the client's
 	_, base := newSim(t, steadySim(10*time.Millisecond, 5*time.Millisecond))
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	code, stdout, stderr := run(t, nil, "--backend", "vllm", "--base-url", base, "--dataset-name", "random-ids",
@@ -54,6 +56,7 @@ func TestServerViewAgainstSim(t *testing.T) {
 // and its server view go on; a server without /metrics says so, and a
 // run with --no-server-metrics reads nothing.
 func TestServerMetricsFailures(t *testing.T) {
+	t.Parallel()
 	cfg := steadySim(5*time.Millisecond, 5*time.Millisecond)
 	s, err := sim.New(cfg)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"benchserve/bench"
 	"benchserve/internal/release"
+	"benchserve/internal/testenv"
 )
 
 // A plan split over 2 and over 4 shards (processes sharing the simulator
@@ -28,6 +29,7 @@ import (
 // measurement error; and merging a run's own records gives its figures
 // exactly.
 func TestShardsMergeToTheSingleRun(t *testing.T) {
+	testenv.Slow(t) // shards' starts within 50 ms of the common start, and latencies against a single run's
 	_, base := newSim(t, steadySim(10*time.Millisecond, 2*time.Millisecond))
 	dir := t.TempDir()
 	common := []string{"--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids",

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"benchserve/internal/testenv"
 )
 
 // A signal pattern as a user or a supervisor sends it.
@@ -55,9 +57,7 @@ type signalCommand struct {
 // sent once the run has results on disk (so that a result is due), and
 // the runs last far longer than the test waits (so that it lands mid-run).
 func TestSignalsKeepResults(t *testing.T) {
-	if testing.Short() {
-		t.Skip("180 runs in processes")
-	}
+	testenv.Slow(t) // 180 runs in processes, each signalled at a moment of the wall clock
 	exe := buildBenchserve(t)
 	timeoutBin, _ := exec.LookPath("timeout")
 	if timeoutBin == "" {

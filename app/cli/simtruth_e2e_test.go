@@ -22,6 +22,7 @@ import (
 // server's within the tolerance. Where the kernel stamps TCP reads
 // (testenv.KernelStamps), every response is kernel-timed.
 func TestEndToEndAgainstSimTruth(t *testing.T) {
+	testenv.Slow(t)         // client times within a tolerance of the simulator's
 	const tolerance = 0.100 // s: loose, the machine is shared; typical errors are a fraction of a millisecond
 	stamps := testenv.KernelStamps(t)
 	cfg := steadySim(20*time.Millisecond, 4*time.Millisecond)

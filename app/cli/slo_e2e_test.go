@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"benchserve/internal/testenv"
 )
 
 // sloArgs is a short run against base: 40 requests of 8 output tokens, 4
@@ -24,6 +26,7 @@ func sloArgs(base, out string, more ...string) []string {
 // request good, one below it none; the console shows the goodput right
 // after the request throughput, where vLLM prints it.
 func TestGoodputAgainstSim(t *testing.T) {
+	t.Parallel()
 	_, base := newSim(t, steadySim(20*time.Millisecond, 4*time.Millisecond))
 	for _, c := range []struct {
 		bound    string
@@ -72,6 +75,7 @@ func TestGoodputAgainstSim(t *testing.T) {
 // error and in the line; a met one exits 0; a bad one is a usage error
 // that lists the keys.
 func TestThresholdsExit(t *testing.T) {
+	t.Parallel()
 	_, base := newSim(t, steadySim(20*time.Millisecond, 4*time.Millisecond))
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	code, stdout, stderr := run(t, nil, sloArgs(base, out, "--threshold", "p99_ttft_ms<1", "--threshold", "failed_rate<0.01", "--threshold=completed>=40")...)
@@ -123,6 +127,7 @@ func TestThresholdsExit(t *testing.T) {
 // The chosen percentiles are printed in their metric's group and written
 // as vLLM's keys; the reference's keys stay, and none is written twice.
 func TestChosenPercentiles(t *testing.T) {
+	t.Parallel()
 	_, base := newSim(t, steadySim(20*time.Millisecond, 4*time.Millisecond))
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	code, stdout, stderr := run(t, nil, sloArgs(base, out, "--percentile-metrics", "ttft,e2el,itl", "--metric-percentiles", "50,99,99.9")...)
@@ -161,6 +166,7 @@ func TestChosenPercentiles(t *testing.T) {
 // reference's Poisson arrival about 80; a closed loop by time sends
 // nothing after its end.
 func TestRunByDuration(t *testing.T) {
+	testenv.Slow(t) // send counts and a run length against the wall clock
 	_, base := newSim(t, steadySim(10*time.Millisecond, 2*time.Millisecond))
 	args := func(out string, more ...string) []string {
 		return append([]string{"--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids",
@@ -228,6 +234,7 @@ func TestRunByDuration(t *testing.T) {
 // A linear ramp from 2 to 18 req/s over a 4 s run, constant arrival: the
 // rate at t is 2 + 4t, so second k expects ∫ = 4 + 4k sends: 4, 8, 12, 16.
 func TestLinearRampSendCounts(t *testing.T) {
+	testenv.Slow(t) // send counts per second of wall clock
 	_, base := newSim(t, steadySim(5*time.Millisecond, time.Millisecond))
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	code, stdout, stderr := run(t, nil, "--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids",
@@ -264,6 +271,7 @@ func TestLinearRampSendCounts(t *testing.T) {
 // the cap is 1 until 0.4 s, 2 until 0.8 s, 3 until 1.2 s; requests of
 // about 300 ms show it in their send times.
 func TestConcurrencyRamp(t *testing.T) {
+	t.Parallel()
 	_, base := newSim(t, steadySim(5*time.Millisecond, 30*time.Millisecond))
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	code, stdout, stderr := run(t, nil, "--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids",
@@ -290,6 +298,7 @@ func TestConcurrencyRamp(t *testing.T) {
 // --warmup-duration sends the run's traffic for that long before the
 // measured run, and none of it is in the result.
 func TestWarmupDuration(t *testing.T) {
+	testenv.Slow(t) // a request count over 0.5 s of wall clock (exact: bench TestWarmupByTime)
 	s, base := newSim(t, steadySim(5*time.Millisecond, time.Millisecond))
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	code, stdout, stderr := run(t, nil, "--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids",

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"benchserve/internal/testenv"
 )
 
 // soakRequests is the soak's size; BENCHSERVE_SOAK_REQUESTS changes it
@@ -100,9 +102,7 @@ func soakRun(t *testing.T, n int) time.Duration {
 // to what they were before it. A first small run starts whatever the
 // process keeps for good.
 func TestSoak(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the soak takes a few seconds")
-	}
+	testenv.Slow(t) // the soak takes a few seconds
 	n := soakRequests(t)
 	soakRun(t, 200)
 	g0, fd0 := settle(t, -1, 0)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"benchserve/bench"
+	"benchserve/internal/testenv"
 	"benchserve/report/page"
 )
 
@@ -81,6 +82,7 @@ func referenceKeys(path string) []string {
 // those of three separate runs with the same seed: the same planned send
 // times (from the record files), prompts and counts.
 func TestSweepMatchesSeparateRuns(t *testing.T) {
+	t.Parallel()
 	_, base := newSim(t, steadySim(5*time.Millisecond, time.Millisecond))
 	dir := t.TempDir()
 	common := []string{"--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids",
@@ -156,6 +158,7 @@ func TestSweepMatchesSeparateRuns(t *testing.T) {
 // bisection from 40 tries, 90 and 92.5, so that an error of 1% in this
 // model does not decide the test.)
 func TestSweepSearchFindsCapacity(t *testing.T) {
+	testenv.Slow(t) // tens of timed runs against the simulator (the search itself: sweep/search_test.go)
 	cfg := steadySim(500*time.Microsecond, 5*time.Millisecond)
 	cfg.MaxRunningRequests = 4
 	_, base := newSim(t, cfg)
@@ -202,6 +205,7 @@ func TestSweepSearchFindsCapacity(t *testing.T) {
 // request at once, then the rates evenly between; --repeats writes each
 // run and then the point's spread.
 func TestSweepProfileAndRepeats(t *testing.T) {
+	t.Parallel()
 	_, base := newSim(t, steadySim(5*time.Millisecond, time.Millisecond))
 	out := filepath.Join(t.TempDir(), "p.jsonl")
 	common := []string{"--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids",
@@ -296,6 +300,7 @@ func TestSweepStopsOnBrokenServer(t *testing.T) {
 
 // Ctrl-C during a sweep keeps every finished run and exits 130.
 func TestSweepInterrupt(t *testing.T) {
+	testenv.Slow(t) // an interrupt 1.5 s into 0.5 s runs
 	srv := newFakeServer(t, 20*time.Millisecond, 5*time.Millisecond)
 	out := filepath.Join(t.TempDir(), "i.jsonl")
 	sigs := make(chan os.Signal, 2)

@@ -51,3 +51,26 @@ func WaitUntil(ctx context.Context, deadline time.Time) bool {
 		}
 	}
 }
+
+// SleepUntil is WaitUntil on a plain timer, as late as the timer is
+// (about a millisecond), without the spin: for waits that need no
+// better (the metrics scraper's), and for tests in a synctest bubble,
+// where time moves only once every goroutine is blocked, so that
+// WaitUntil's last stretch would never end.
+func SleepUntil(ctx context.Context, deadline time.Time) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	d := time.Until(deadline)
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -3,6 +3,7 @@ package clock
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -60,4 +61,29 @@ func TestWindows(t *testing.T) {
 	if !(0 < holdWindow && holdWindow < spinWindow && spinWindow > time.Millisecond) {
 		t.Errorf("hold %v, spin %v", holdWindow, spinWindow)
 	}
+}
+
+// SleepUntil returns at its deadline, to the nanosecond on the bubble's
+// clock; at once for a deadline past; false when the context ends first,
+// or had ended, even for a deadline past.
+func TestSleepUntil(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		if !SleepUntil(context.Background(), start.Add(1500*time.Microsecond)) || time.Since(start) != 1500*time.Microsecond {
+			t.Errorf("returned after %v, want 1.5ms", time.Since(start))
+		}
+		start = time.Now()
+		if !SleepUntil(context.Background(), start.Add(-time.Hour)) || time.Since(start) != 0 {
+			t.Error("a deadline past: did not return at once")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		start = time.Now()
+		if SleepUntil(ctx, start.Add(time.Hour)) || time.Since(start) != time.Second {
+			t.Errorf("the context ended after 1s: returned true or after %v", time.Since(start))
+		}
+		if SleepUntil(ctx, time.Now().Add(-time.Hour)) {
+			t.Error("an ended context and a deadline past: reported true")
+		}
+	})
 }

@@ -12,6 +12,9 @@
 //	BENCHSERVE_KERNEL_STAMPS=1  the kernel must stamp TCP reads (SO_TIMESTAMPNS)
 //	BENCHSERVE_BROWSER=1        Debian's chromium must be installed
 //	BENCHSERVE_PROXY=1          Debian's tinyproxy must be installed
+//
+// It also names the slow tier (slow.go): tests that need real time run
+// only under BENCHSERVE_SLOW=1, which .ci/run sets too.
 package testenv
 
 import (

@@ -112,3 +112,24 @@ func TestKernelStamps(t *testing.T) {
 		t.Errorf("stamps %v: %q", ok, r.calls)
 	}
 }
+
+// The slow tier runs under BENCHSERVE_SLOW=1 only; otherwise it skips,
+// saying how to run it; a value that is not a boolean fails.
+func TestSlow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("Slow skips everything under -short")
+	}
+	for _, tt := range []struct{ v, want string }{
+		{"", "skip: slow tier (real time): set BENCHSERVE_SLOW=1 to run it, as .ci/run does"},
+		{"0", "skip: slow tier (real time): set BENCHSERVE_SLOW=1 to run it, as .ci/run does"},
+		{"1", ""},
+		{"yes", `fatal: BENCHSERVE_SLOW="yes": want 1 or 0`},
+	} {
+		t.Setenv(SlowVar, tt.v)
+		r := &recorder{TB: t}
+		Slow(r)
+		if got := strings.Join(r.calls, "\n"); !strings.HasPrefix(got, tt.want) || (tt.want == "" && got != "") {
+			t.Errorf("%s=%q: %q, want %q", SlowVar, tt.v, got, tt.want)
+		}
+	}
+}
