@@ -54,7 +54,7 @@ func CalibrateMain(ctx context.Context, args []string, pio IO) int {
 	g.Add(argparse.Option{Name: "--throughput-requests", Type: argparse.Int, Default: 2500, Help: "Requests of the throughput run (0 skips it)."})
 	g.Add(argparse.Option{Name: "--throughput-concurrency", Type: argparse.Int, Default: 256, Help: "Concurrency of the throughput run."})
 	g.Add(argparse.Option{Name: "--throughput-output-len", Type: argparse.Int, Default: 96, Help: "Output tokens per request of the throughput run."})
-	ns, err := parseArgs(p, args, columns())
+	ns, err := parseArgs(p, args, pio.columns())
 	if err != nil {
 		code, _ := parseOutcome(err, pio)
 		return code

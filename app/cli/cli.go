@@ -48,7 +48,7 @@ func Parse(args []string) (*bench.Config, error) {
 // ParseGiven is Parse that also returns the flags that appeared on the
 // command line, by name ("--num-prompts"), whatever their value.
 func ParseGiven(args []string) (*bench.Config, map[string]bool, error) {
-	return parse(args, columns())
+	return parse(args, processIO().columns())
 }
 
 func parse(args []string, cols int) (*bench.Config, map[string]bool, error) {
@@ -97,10 +97,10 @@ func Defaults() *bench.Config {
 }
 
 // Help returns the help text that -h prints.
-func Help() string { return newParser().Help(columns()) }
+func Help() string { return newParser().Help(processIO().columns()) }
 
 // Usage returns the usage line(s) argparse prints before an error message.
-func Usage() string { return newParser().Usage(columns()) }
+func Usage() string { return newParser().Usage(processIO().columns()) }
 
 // parseArgs runs p over args: a help request becomes *HelpRequested (its
 // text wrapped to cols), a bad command line *UsageError.
@@ -152,12 +152,20 @@ func destOf(name string) string {
 // columns is the terminal width as Python's shutil.get_terminal_size finds
 // it: $COLUMNS if a positive number, else the size of the terminal on
 // stdout, else 80.
-func columns() int {
-	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
-		return n
+func (pio IO) columns() int {
+	if pio.Getenv != nil {
+		if n, err := strconv.Atoi(pio.Getenv("COLUMNS")); err == nil && n > 0 {
+			return n
+		}
 	}
-	if n := terminalColumns(os.Stdout); n > 0 {
-		return n
+	if f, ok := pio.Stdout.(*os.File); ok {
+		if n := terminalColumns(f); n > 0 {
+			return n
+		}
 	}
 	return 80
 }
+
+// processIO is the process's own environment and stdout, for the
+// functions below that lay out help without a command's IO (tests').
+func processIO() IO { return IO{Getenv: os.Getenv, Stdout: os.Stdout} }

@@ -311,13 +311,15 @@ func TestUsageMatchesPython(t *testing.T) {
 }
 
 func TestColumns(t *testing.T) {
-	t.Setenv("COLUMNS", "123")
-	if n := columns(); n != 123 {
+	env := func(v string) func(string) string { return func(string) string { return v } }
+	if n := (IO{Getenv: env("123")}).columns(); n != 123 {
 		t.Errorf("columns() = %d with COLUMNS=123", n)
 	}
-	t.Setenv("COLUMNS", "wide")
-	if n := columns(); n <= 0 {
-		t.Errorf("columns() = %d with a bad COLUMNS", n)
+	if n := (IO{Getenv: env("wide")}).columns(); n != 80 {
+		t.Errorf("columns() = %d with a bad COLUMNS and no terminal, want 80", n)
+	}
+	if n := (IO{}).columns(); n != 80 {
+		t.Errorf("columns() = %d with no environment and no terminal, want 80", n)
 	}
 }
 

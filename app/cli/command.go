@@ -71,7 +71,7 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 			return exitCode(&bench.ExitError{Code: bench.ExitUsage, Msg: unknownCommand(args[0])}, pio.Stderr)
 		}
 	}
-	cfg, given, err := ParseGiven(args)
+	cfg, given, err := parse(args, pio.columns())
 	if code, done := parseOutcome(err, pio); done {
 		return code
 	}

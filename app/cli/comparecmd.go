@@ -24,7 +24,7 @@ func newCompareParser() *argparse.Parser {
 // or written, 2 for a bad command line.
 func CompareMain(_ context.Context, args []string, pio IO) int {
 	files, rest := positionals(args)
-	ns, err := parseArgs(newCompareParser(), rest, columns())
+	ns, err := parseArgs(newCompareParser(), rest, pio.columns())
 	if err == nil && len(files) != 2 {
 		err = &UsageError{Msg: fmt.Sprintf("give two result files, A and B: benchserve compare A.jsonl B.jsonl [--records RA.jsonl RB.jsonl] [--html FILE.html] (got %d)", len(files))}
 	}

@@ -40,7 +40,7 @@ func K8sJobMain(_ context.Context, args []string, pio IO) int {
 			break
 		}
 	}
-	ns, err := parseArgs(newK8sParser(), own, columns())
+	ns, err := parseArgs(newK8sParser(), own, pio.columns())
 	if err == nil {
 		err = checkK8s(ns, bench)
 	}

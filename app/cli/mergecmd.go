@@ -27,7 +27,7 @@ func newMergeParser() *argparse.Parser {
 // shard is missing or the wait timed out; 2 for a bad command line.
 func MergeMain(ctx context.Context, args []string, pio IO) int {
 	patterns, rest := positionalsWith(args, map[string]bool{"--output-file": true, "--expect": true, "--wait": true})
-	ns, err := parseArgs(newMergeParser(), rest, columns())
+	ns, err := parseArgs(newMergeParser(), rest, pio.columns())
 	if err == nil && len(patterns) == 0 {
 		err = &UsageError{Msg: "give the shards' record files: benchserve merge RECORDS.jsonl..."}
 	}

@@ -190,7 +190,7 @@ func OneBatchMain(ctx context.Context, args []string, pio IO) int {
 	if pio.Getenv == nil {
 		pio.Getenv = os.Getenv
 	}
-	cfg, ignored, err := parseOneBatch(args, columns())
+	cfg, ignored, err := parseOneBatch(args, pio.columns())
 	if code, done := parseOutcome(err, pio); done {
 		return code
 	}

@@ -27,7 +27,7 @@ func newReportParser() *argparse.Parser {
 // written, 2 for a bad command line.
 func ReportMain(_ context.Context, args []string, pio IO) int {
 	files, rest := positionals(args)
-	ns, err := parseArgs(newReportParser(), rest, columns())
+	ns, err := parseArgs(newReportParser(), rest, pio.columns())
 	if err == nil && len(files) == 0 {
 		err = &UsageError{Msg: "give at least one result file: benchserve report FILE.jsonl... [--records RECORDS.jsonl...] [-o report.html]"}
 	}

@@ -160,10 +160,10 @@ var simFlags = []simFlag{
 // ParseSim parses the arguments after "benchserve sim" into the
 // simulator's Config: the --preset's values, then every engine flag given
 // on the command line over them. Errors are *UsageError or *HelpRequested.
-func ParseSim(args []string) (*sim.Config, error) { return parseSim(args, columns()) }
+func ParseSim(args []string) (*sim.Config, error) { return parseSim(args, processIO().columns()) }
 
 // SimHelp returns the help text of "benchserve sim -h".
-func SimHelp() string { return newSimParser().Help(columns()) }
+func SimHelp() string { return newSimParser().Help(processIO().columns()) }
 
 func parseSim(args []string, cols int) (*sim.Config, error) {
 	ns, err := parseArgs(newSimParser(), args, cols)

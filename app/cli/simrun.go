@@ -16,7 +16,7 @@ import (
 // SimMain runs "benchserve sim": the simulator in the foreground until ctx
 // ends (Ctrl-C).
 func SimMain(ctx context.Context, args []string, pio IO) int {
-	cfg, err := ParseSim(args)
+	cfg, err := parseSim(args, pio.columns())
 	if code, done := parseOutcome(err, pio); done {
 		return code
 	}

@@ -227,7 +227,7 @@ func SweepMain(ctx context.Context, args []string, pio IO) int {
 	if pio.Getenv == nil {
 		pio.Getenv = os.Getenv
 	}
-	sc, given, err := parseSweep(args, columns())
+	sc, given, err := parseSweep(args, pio.columns())
 	if code, done := parseOutcome(err, pio); done {
 		return code
 	}

@@ -118,7 +118,7 @@ func TokenizeMain(ctx context.Context, args []string, pio IO) int {
 	if in == nil {
 		in = os.Stdin
 	}
-	o, err := parseTokenize(args, columns())
+	o, err := parseTokenize(args, pio.columns())
 	if code, done := parseOutcome(err, pio); done {
 		return code
 	}
