@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"benchserve/dataset"
+	"benchserve/record"
+)
+
+// converse runs a multi-turn conversation (spec §4.5): each round adds its
+// messages to the history and sends the whole history; the reply joins the
+// history as the assistant's message. A round's intended start is the end
+// of the round before. Unlike the reference, which reports no input tokens
+// for conversations, each round's input is the server's prompt_tokens, or
+// else our count of the history.
+// stop ends the conversation before a round (the interrupt: later rounds
+// are not sent); ctx is what the rounds run under.
+func (r *runner) converse(stop, ctx context.Context, row *dataset.Row, lora string, outputLen int, recs []record.Record, epoch time.Time, ended func()) {
+	var history []json.RawMessage
+	for k, turn := range row.Turns {
+		if stop.Err() != nil {
+			return
+		}
+		rec := &recs[k]
+		var msgs []json.RawMessage
+		if err := json.Unmarshal(turn, &msgs); err != nil {
+			rec.Sent, rec.Error, rec.ErrorKind = true, fmt.Sprintf("round %d: its messages are not a JSON array: %v", k+1, err), record.KindOther
+			skipRest(recs, k)
+			return
+		}
+		history = append(history, msgs...)
+		round := *row
+		round.Messages = joinMessages(history)
+		in := r.input(&round, outputLen, lora)
+		if k > 0 {
+			rec.Intended = time.Since(epoch).Seconds()
+		}
+		rec.PromptLen = 0
+		r.send(ctx, in, rec, epoch, ended, nil)
+		if !rec.Sent {
+			return
+		}
+		if rec.PromptLen > 0 {
+			rec.InputLen = rec.PromptLen
+		} else {
+			rec.InputLen = r.countMessages(history)
+			rec.PromptLen = rec.InputLen
+		}
+		rec.InputTextLen, rec.InputVisionLen = rec.InputLen, 0
+		if !rec.Success {
+			skipRest(recs, k) // the conversation cannot go on without the reply
+			return
+		}
+		reply, _ := json.Marshal(map[string]string{"role": "assistant", "content": rec.Text})
+		history = append(history, reply)
+	}
+}
+
+// skipRest marks the rounds after round k, which failed, as not sent
+// for that reason.
+func skipRest(recs []record.Record, k int) {
+	for i := k + 1; i < len(recs); i++ {
+		recs[i].Error = fmt.Sprintf("not sent: round %d of its conversation failed", k+1)
+	}
+}
+
+// skippedRounds takes out the conversation rounds not sent because a
+// round before them failed (skipRest), and counts them: they are neither
+// requests of the run nor its failures.
+func skippedRounds(recs []record.Record) (kept []record.Record, n int) {
+	kept = recs[:0:0]
+	for _, rec := range recs {
+		if !rec.Sent && rec.Error != "" {
+			n++
+			continue
+		}
+		kept = append(kept, rec)
+	}
+	if n == 0 {
+		return recs, 0
+	}
+	return kept, n
+}
+
+// countMessages counts a history's tokens: through the chat template when
+// the tokenizer has one, else the contents' tokens.
+func (r *runner) countMessages(history []json.RawMessage) int {
+	n := 0
+	for _, m := range history {
+		var v struct {
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(m, &v) != nil {
+			continue
+		}
+		var s string
+		if json.Unmarshal(v.Content, &s) == nil {
+			n += r.Tok.Count(s)
+		} else {
+			n += r.Tok.Count(string(v.Content))
+		}
+	}
+	return n
+}
+
+func joinMessages(ms []json.RawMessage) []byte {
+	b := []byte{'['}
+	for i, m := range ms {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, m...)
+	}
+	return append(b, ']')
+}
