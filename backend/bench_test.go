@@ -117,17 +117,20 @@ func BenchmarkWireStream(b *testing.B) {
 }
 
 // pieces returns its pieces one per Read.
-type pieces struct{ p [][]byte }
+type pieces struct {
+	p      [][]byte
+	i, off int
+}
 
-func (r *pieces) reset(p [][]byte) { r.p = p }
+func (r *pieces) reset(p [][]byte) { r.p, r.i, r.off = p, 0, 0 }
 
 func (r *pieces) Read(b []byte) (int, error) {
-	if len(r.p) == 0 {
+	if r.i == len(r.p) {
 		return 0, io.EOF
 	}
-	n := copy(b, r.p[0])
-	if r.p[0] = r.p[0][n:]; len(r.p[0]) == 0 {
-		r.p = r.p[1:]
+	n := copy(b, r.p[r.i][r.off:])
+	if r.off += n; r.off == len(r.p[r.i]) {
+		r.i, r.off = r.i+1, 0
 	}
 	return n, nil
 }

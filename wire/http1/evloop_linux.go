@@ -19,8 +19,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The event loop reads plain-HTTP responses on Linux. Go's poller, which
-// the transport's connections read through, costs two reads per chunk when
+// The event loop is the receiver of plain-HTTP responses on Linux. Go's
+// poller, which the other receiver's connections read through, costs two reads per chunk when
 // chunks come one at a time (the one that returns it, and one that finds
 // the socket empty before the goroutine parks) and a goroutine switch. The
 // loop waits for many sockets at once in one level-triggered epoll set,

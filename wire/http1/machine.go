@@ -401,10 +401,13 @@ func (x *Exchange) roundTrip(rt http.RoundTripper, req *http.Request) {
 // machine's reading of a body, for the tests and benchmarks of a Handler.
 func (x *Exchange) Body(ctx context.Context, r io.Reader, st time.Time, s *Send) {
 	x.bare(ctx, st, s)
-	x.in.resp = &http.Response{StatusCode: http.StatusOK, Header: http.Header{}}
+	x.in.resp = ok200
 	x.pull(r)
 	x.finish(nil)
 }
+
+// ok200 is the head Body's bodies come under; read only.
+var ok200 = &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Header: http.Header{}}
 
 // Response is Body for a whole HTTP/1.1 response, head and framing, read
 // from r as the poller receiver reads a connection (r as a
