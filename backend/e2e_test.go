@@ -480,3 +480,52 @@ func TestConcurrent(t *testing.T) {
 		}
 	})
 }
+
+// A --header Host goes out as the request's Host, and without keep-alive
+// the request asks the server to close the connection (the rest of the
+// request's head: http1's TestTransportRequest).
+func TestHostHeader(t *testing.T) {
+	eachReceiver(t, func(t *testing.T, rc receiver) {
+		got := make(chan *http.Request, 1)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			got <- r
+			io.WriteString(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n")
+		}))
+		defer srv.Close()
+		h := http.Header{"Host": {"example.test"}, "Authorization": {"Bearer k"}}
+		c, _ := New("vllm", srv.URL, Options{Stream: true}, h, rc.hc(ClientOptions{KeepAlive: false}))
+		rec := &record.Record{}
+		if c.Do(context.Background(), &Input{Text: "x", OutputLen: 8}, rec, time.Now()); !rec.Success {
+			t.Fatal(rec.Error)
+		}
+		r := <-got
+		if r.Host != "example.test" || !r.Close || r.Header.Get("Authorization") != "Bearer k" || r.Header.Get("Host") != "" {
+			t.Errorf("host %q, close %v, header %v", r.Host, r.Close, r.Header)
+		}
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A client whose Transport is not http1's sends through that
+// RoundTripper (an in-memory one, here), its reply read and parsed as any.
+func TestForeignTransport(t *testing.T) {
+	hc := NewHTTPClient(ClientOptions{KeepAlive: true})
+	var seen *http.Request
+	hc.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		seen = r
+		body := "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\ndata: [DONE]\n\n"
+		return &http.Response{StatusCode: 200, Header: http.Header{"X-Request-Id": {"srv-1"}}, Body: io.NopCloser(strings.NewReader(body))}, nil
+	})
+	c, _ := New("vllm", "http://model.test", Options{Stream: true}, nil, hc)
+	rec := &record.Record{}
+	c.Do(context.Background(), &Input{Text: "x", OutputLen: 2, ID: "req-1"}, rec, time.Now())
+	if !rec.Success || rec.Text != "ab" || rec.Chunks != 2 || rec.ServerID != "srv-1" || seen == nil || seen.URL.Path != "/v1/completions" {
+		t.Errorf("%+v", rec)
+	}
+	if n, err := c.Preconnect(context.Background(), 2); n != 0 || err != nil {
+		t.Errorf("Preconnect through a foreign transport: %d, %v", n, err)
+	}
+}
