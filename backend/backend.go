@@ -15,6 +15,7 @@ import (
 
 	"benchserve/internal/hist"
 	"benchserve/internal/py/pyjson"
+	"benchserve/wire/http1"
 )
 
 // Options are the run-wide request settings, from the flags.
@@ -98,7 +99,7 @@ type Input struct {
 	ID string
 	// Gate, when set and closed before the request is written, keeps it
 	// from being sent (an interrupt that came while it waited to go out).
-	Gate *Gate
+	Gate *http1.Gate
 }
 
 // RoutingKeyHeader carries Input.RoutingKey.
@@ -113,6 +114,7 @@ type Client struct {
 	header http.Header // read-only, shared by all requests
 	host   string      // a custom Host header, which net/http takes from Request.Host
 	http   *http.Client
+	rt     http.RoundTripper // http's: an http1.Transport, or another the requests go through
 	// ownID: the headers carry no X-Request-Id of their own.
 	ownID bool
 
@@ -153,7 +155,9 @@ func (c *Client) addDelays(f *hist.Few) {
 
 // New returns a client for the backend name. header holds the auth and
 // custom headers (ignored by a backend that sends none: trt); client nil
-// means NewHTTPClient(ClientOptions{KeepAlive: true}).
+// means NewHTTPClient(ClientOptions{KeepAlive: true}). Requests go through
+// client's Transport: the http1 state machine and its receivers when it is
+// an http1.Transport, else that RoundTripper (see http1.Exchange.Start).
 func New(name, baseURL string, opt Options, header http.Header, client *http.Client) (*Client, error) {
 	s, ok := Lookup(name)
 	switch {
@@ -168,7 +172,10 @@ func New(name, baseURL string, opt Options, header http.Header, client *http.Cli
 	if opt.Timeout <= 0 {
 		opt.Timeout = DefaultTimeout
 	}
-	c := &Client{spec: s, kind: s.Kind, url: baseURL + s.Path, opt: opt, http: client, header: http.Header{}}
+	c := &Client{spec: s, kind: s.Kind, url: baseURL + s.Path, opt: opt, http: client, rt: client.Transport, header: http.Header{}}
+	if c.rt == nil {
+		c.rt = http.DefaultTransport
+	}
 	if s.Headers {
 		for key, vals := range header {
 			c.header[http.CanonicalHeaderKey(key)] = append([]string(nil), vals...)
@@ -204,7 +211,7 @@ func (c *Client) URL() string { return c.url }
 // keep-alive or with a client not made by NewHTTPClient. It returns how
 // many connections it opened and the first connect error.
 func (c *Client) Preconnect(ctx context.Context, n int) (int, error) {
-	t, ok := c.http.Transport.(*transport)
+	t, ok := c.rt.(*http1.Transport)
 	if !ok {
 		return 0, nil
 	}
@@ -212,7 +219,7 @@ func (c *Client) Preconnect(ctx context.Context, n int) (int, error) {
 	if err != nil {
 		return 0, nil
 	}
-	return t.preconnect(ctx, connKey(&http.Request{URL: u}), n)
+	return t.Preconnect(ctx, &http.Request{URL: u}, n)
 }
 
 // CloseIdleConnections closes the client's idle keep-alive connections.

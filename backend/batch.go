@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"benchserve/internal/py/pyjson"
+	"benchserve/wire/http1"
 	"benchserve/wire/netstamp"
 	"benchserve/wire/sse"
 )
@@ -189,8 +190,8 @@ func (c *Client) Stream(ctx context.Context, body []byte, idle time.Duration,
 		return err
 	}
 
-	note := &sendNote{}
-	req, err := http.NewRequestWithContext(context.WithValue(ctx, noteKey{}, note), http.MethodPost, c.url, bytes.NewReader(body))
+	note := &http1.SendNote{}
+	req, err := http.NewRequestWithContext(http1.WithNote(ctx, note), http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		return t, err
 	}
@@ -200,22 +201,20 @@ func (c *Client) Stream(ctx context.Context, body []byte, idle time.Duration,
 	}
 	st := time.Now()
 	resp, err := c.http.Do(req)
-	if !note.start.IsZero() && !note.dialed {
-		st = note.start
+	if !note.Start.IsZero() && !note.Dialed {
+		st = note.Start
 	}
 	t.Sent = st
 	if err != nil {
-		_, msg := c.transportError(ctx, err)
+		_, msg := http1.TransportError(ctx, c.opt.Timeout, err)
 		return t, wrap(errors.New(msg))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return t, errors.New(statusError(resp))
+		return t, errors.New(http1.StatusError(resp))
 	}
-	var clk readClock
-	clk.reset(&idleReader{r: resp.Body, t: timer, d: idle}, st, nil)
-	// The body, not its wrapper, knows the kernel's receive times.
-	clk.stamps, _ = resp.Body.(netstamp.Stamped)
+	var clk http1.ReadClock
+	clk.Reset(&idleReader{r: resp.Body, t: timer, d: idle}, st, nil)
 	lines := sse.NewReader(&clk, 0)
 	for {
 		line, _, err := lines.Next()
@@ -223,9 +222,9 @@ func (c *Client) Stream(ctx context.Context, body []byte, idle time.Duration,
 			break
 		}
 		if err != nil {
-			return t, wrap(readError(lines.Line(), err))
+			return t, wrap(http1.ReadError(lines.Line(), err))
 		}
-		stop, err := onLine(line, clk.at)
+		stop, err := onLine(line, clk.At)
 		if err != nil {
 			return t, fmt.Errorf("line %d of the response: %w", lines.Line(), err)
 		}
@@ -233,7 +232,7 @@ func (c *Client) Stream(ctx context.Context, body []byte, idle time.Duration,
 			break
 		}
 	}
-	t.End, t.KernelTimed = clk.at, clk.kernelTimed()
+	t.End, t.KernelTimed = clk.At, clk.KernelTimed()
 	if t.End.IsZero() {
 		t.End = time.Now()
 	}
@@ -245,6 +244,14 @@ type idleReader struct {
 	r io.Reader
 	t *time.Timer
 	d time.Duration
+}
+
+// LastArrival passes on the body's kernel receive times (netstamp.Stamped).
+func (r *idleReader) LastArrival() int64 {
+	if s, ok := r.r.(netstamp.Stamped); ok {
+		return s.LastArrival()
+	}
+	return 0
 }
 
 func (r *idleReader) Read(p []byte) (int, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,69 @@ func BenchmarkStream(b *testing.B) {
 			b.ReportMetric(allocs/benchChunks, "allocs/chunk")
 		})
 	}
+}
+
+// BenchmarkWireStream is BenchmarkStream through the state machine's
+// receiving of a whole HTTP/1.1 response, as the receivers read one: the
+// response arrives one chunk per read (the head with the first), as a
+// server writes it a token a step, and each read goes through the decoder,
+// the line splitter and the parser, then the record is completed.
+// allocs/chunk is the steady cost per streamed chunk.
+func BenchmarkWireStream(b *testing.B) {
+	for _, backend := range []string{"vllm", "sglang-oai-chat", "sglang"} {
+		b.Run(backend, func(b *testing.B) {
+			events := bytes.SplitAfter(benchStream(backend), []byte("\n\n"))
+			var reads [][]byte
+			head := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+			for i, ev := range events {
+				if len(ev) == 0 {
+					continue
+				}
+				r := fmt.Sprintf("%x\r\n%s\r\n", len(ev), ev)
+				if i == 0 {
+					r = head + r
+				}
+				reads = append(reads, []byte(r))
+			}
+			reads = append(reads, []byte("0\r\n\r\n"))
+			c, _ := New(backend, "http://h", Options{Stream: true, IgnoreEOS: true}, nil, nil)
+			r := &pieces{}
+			run := func() record.Record {
+				r.reset(reads)
+				rec := record.Record{}
+				c.readResponse(context.Background(), r, &rec, time.Now(), benchChunks)
+				return rec
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if rec := run(); !rec.Success || rec.Gaps.Len() != benchChunks-1 {
+					b.Fatalf("%s: %+v", backend, rec.Error)
+				}
+			}
+			allocs := testing.AllocsPerRun(20, func() { run() })
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchChunks, "ns/chunk")
+			b.ReportMetric(allocs/benchChunks, "allocs/chunk")
+		})
+	}
+}
+
+// pieces returns its pieces one per Read.
+type pieces struct {
+	p      [][]byte
+	i, off int
+}
+
+func (r *pieces) reset(p [][]byte) { r.p, r.i, r.off = p, 0, 0 }
+
+func (r *pieces) Read(b []byte) (int, error) {
+	if r.i == len(r.p) {
+		return 0, io.EOF
+	}
+	n := copy(b, r.p[r.i][r.off:])
+	if r.off += n; r.off == len(r.p[r.i]) {
+		r.i, r.off = r.i+1, 0
+	}
+	return n, nil
 }
 
 // BenchmarkChunk times the parser alone on one typical chunk (a steady

@@ -5,86 +5,58 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"sync"
 	"time"
 
-	"benchserve/internal/hist"
 	"benchserve/internal/jsonscan"
 	"benchserve/record"
-	"benchserve/wire/sse"
+	"benchserve/wire/http1"
 )
 
-// maxBody caps a whole (non-streamed) response, like a stream's longest line.
-const maxBody = sse.DefaultMaxLine
-
-// keepBuffer is the largest buffer a pooled reader keeps between requests.
+// keepBuffer is the largest buffer a pooled parser keeps between requests.
 const keepBuffer = 1 << 20
 
-// scratch holds one request's buffers (lines, body, parser, clock), reused
-// through a pool.
+// scratch is one request in flight: the wire's state machine, of which
+// scratch is the Handler, and the parser its lines go to; reused through
+// a pool.
 type scratch struct {
-	lines  *sse.Reader
-	clock  readClock // times the Reads of a stream (clock.go)
-	body   []byte
-	p      parser
-	note   sendNote
-	delays hist.Few // the request's read delays, added to the client's at its end
-	// The event loop's: the response as it reads it, the request while
-	// it streams, the signal of room to write, and ev.resume, bound once.
-	x      exchange
-	ev     evreq
-	wake   chan struct{}
-	resume func()
+	x         http1.Exchange
+	p         parser
+	c         *Client
+	in        *Input
+	outputLen int
+	send      http1.Send
+	then      func()
+	noQuick   bool // tests: parse every chunk in full
 }
 
-var scratches sync.Pool
-
-// newScratch is the pool's New, set in init: a scratch's resume leads back
-// to the pool, which a variable's initializer may not refer to.
-func newScratch() any {
-	c := &scratch{lines: sse.NewReader(nil, 0), wake: make(chan struct{}, 1)}
-	c.x.init(c)
-	c.resume = c.ev.resume
-	return c
-}
-
-func init() { scratches.New = newScratch }
+var scratches = sync.Pool{New: func() any {
+	cn := &scratch{}
+	cn.x.Init(cn)
+	return cn
+}}
 
 func getScratch() *scratch { return scratches.Get().(*scratch) }
 
-func putScratch(c *scratch) {
-	if c.lines.BufferSize() > keepBuffer {
-		c.lines = sse.NewReader(nil, 0)
+func putScratch(cn *scratch) {
+	cn.x.Clear()
+	if cap(cn.p.text) > keepBuffer {
+		cn.p.text = nil
 	}
-	if cap(c.body) > keepBuffer {
-		c.body = nil
+	if cap(cn.p.tmpl) > keepBuffer {
+		cn.p.tmpl = nil
 	}
-	c.lines.Reset(nil)
-	if c.x.lines.BufferSize() > keepBuffer {
-		c.x.init(c)
+	if cn.p.itl.Len() > keepBuffer/4 {
+		cn.p.itl = record.Gaps{}
 	}
-	c.x.clear()
-	c.ev = evreq{}
-	c.clock = readClock{}
-	c.note = sendNote{}
-	c.delays.Reset()
-	if cap(c.p.text) > keepBuffer {
-		c.p.text = nil
+	if cap(cn.p.chunkLens) > keepBuffer/4 {
+		cn.p.chunkLens = nil
 	}
-	if cap(c.p.tmpl) > keepBuffer {
-		c.p.tmpl = nil
-	}
-	if c.p.itl.Len() > keepBuffer/4 {
-		c.p.itl = record.Gaps{}
-	}
-	if cap(c.p.chunkLens) > keepBuffer/4 {
-		c.p.chunkLens = nil
-	}
-	c.p = parser{text: c.p.text, chunk: c.p.chunk, cacheRaw: c.p.cacheRaw, tmpl: c.p.tmpl, itl: c.p.itl, chunkLens: c.p.chunkLens}
-	scratches.Put(c)
+	cn.p = parser{text: cn.p.text, chunk: cn.p.chunk, cacheRaw: cn.p.cacheRaw, tmpl: cn.p.tmpl, itl: cn.p.itl, chunkLens: cn.p.chunkLens}
+	cn.c, cn.in, cn.then, cn.send, cn.noQuick = nil, nil, nil, http1.Send{}, false
+	scratches.Put(cn)
 }
 
 // Do sends one request and fills rec: Start (seconds since epoch, stamped
@@ -98,57 +70,68 @@ func putScratch(c *scratch) {
 // rec.ErrorKind. When in.Gate was closed before the request could be
 // written, nothing is sent and rec.Sent is cleared.
 func (c *Client) Do(ctx context.Context, in *Input, rec *record.Record, epoch time.Time) {
-	if t := eventsFor(c); t != nil {
-		done := make(chan struct{})
-		c.startEvents(ctx, t, in, rec, epoch, func() { close(done) })
-		<-done
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
-	defer cancel()
+	done := make(chan struct{})
+	c.Start(ctx, in, rec, epoch, func() { close(done) })
+	<-done
+}
+
+// Start sends one request as Do does, and returns; then is called once
+// rec is complete. On the event loop nothing waits while the response
+// streams: then runs on a goroutine started when it has ended (or at once,
+// on this one, when the request could not go out). Through Go's poller,
+// or another RoundTripper, Start is Do followed by then.
+func (c *Client) Start(ctx context.Context, in *Input, rec *record.Record, epoch time.Time, then func()) {
 	cn := getScratch()
-	defer putScratch(cn)
-	cn.note.gate = in.Gate
+	cn.c, cn.in, cn.outputLen, cn.then = c, in, in.OutputLen, then
 	rec.OutputLen = in.OutputLen
 	rec.ID = in.ID
-	req, err := c.request(ctx, in)
-	if err != nil {
-		fail(rec, record.KindOther, fmt.Sprintf("building the request: %v", err))
-		return
-	}
-	req = req.WithContext(context.WithValue(ctx, noteKey{}, &cn.note))
+	cn.send = http1.Send{Record: rec, Epoch: epoch, Gate: in.Gate, Timeout: c.opt.Timeout, Stream: c.streams()}
+	cn.x.Start(ctx, c.rt, &cn.send)
+}
 
-	// The clock starts as the request's bytes are written, on a connection
-	// that was ready (kept, or opened before the run); a request that had
-	// to connect first starts it before connecting, as the reference does.
-	// Building the request, and waiting for a processor, is then not in
-	// its TTFT: it is its send delay.
-	st := time.Now()
-	resp, err := c.http.Do(req)
-	if n := &cn.note; !n.start.IsZero() {
-		rec.SendDelay = n.start.Sub(st).Seconds()
-		if !n.dialed {
-			st = n.start
-		}
+// Request is the request to the server, with its body (http1.Handler).
+func (cn *scratch) Request(ctx context.Context) (*http.Request, error) {
+	return cn.c.request(ctx, cn.in)
+}
+
+// Begin readies the parser for the response to a request sent at st.
+func (cn *scratch) Begin(st time.Time) {
+	cn.p.reset(cn.c, st, cn.send.Record, cn.outputLen)
+	cn.p.noQuick = cn.noQuick
+}
+
+// Head keeps the server's request id.
+func (cn *scratch) Head(resp *http.Response) { cn.c.takeID(resp, cn.send.Record) }
+
+// Line parses line n of a stream.
+func (cn *scratch) Line(line []byte, n int, a http1.Arrival) error {
+	p := &cn.p
+	p.readIdx, p.readDelay = a.Read, a.Delay
+	if err := p.line(line, a.At); err != nil {
+		return lineError(n, line, err)
 	}
-	rec.Start = st.Sub(epoch).Seconds()
-	if err != nil {
-		if cn.note.notSent {
-			rec.Sent, rec.Start = false, 0
-			return
-		}
-		kind, msg := c.transportError(ctx, err)
-		fail(rec, kind, msg)
-		return
+	return nil
+}
+
+// End checks a stream read to its end.
+func (cn *scratch) End() error { return cn.c.streamEnd(&cn.p) }
+
+// Whole parses a reply read whole.
+func (cn *scratch) Whole(body []byte, at time.Time, kernel bool) error {
+	return cn.c.wholeDoc(&cn.p, body, at, kernel)
+}
+
+// Done completes the record of a 200 reply from what the parser gathered
+// and the reading's error, gives the scratch back and calls then.
+func (cn *scratch) Done(ok bool, err error) {
+	c := cn.c
+	if ok {
+		c.finishWith(&cn.p, err)
+		c.addDelays(cn.x.Delays())
 	}
-	defer resp.Body.Close()
-	c.takeID(resp, rec)
-	if resp.StatusCode != http.StatusOK {
-		fail(rec, statusKind(resp.StatusCode), statusError(resp))
-		return
-	}
-	c.read(ctx, cn, resp.Body, rec, st, in.OutputLen)
-	c.addDelays(&cn.delays)
+	then := cn.then
+	putScratch(cn)
+	then()
 }
 
 // request is in's request to the server, with its body.
@@ -177,33 +160,6 @@ func (c *Client) takeID(resp *http.Response, rec *record.Record) {
 	}
 }
 
-// Start sends one request as Do does, and returns; then is called once
-// rec is complete. On the event loop nothing waits while the response
-// streams: then runs on a goroutine started when it has ended (or at once,
-// on this one, when the request could not go out). Elsewhere Start is Do
-// followed by then.
-func (c *Client) Start(ctx context.Context, in *Input, rec *record.Record, epoch time.Time, then func()) {
-	if t := eventsFor(c); t != nil {
-		c.startEvents(ctx, t, in, rec, epoch, then)
-		return
-	}
-	c.Do(ctx, in, rec, epoch)
-	then()
-}
-
-// read parses a 200 response into rec; st is when the request was sent.
-func (c *Client) read(ctx context.Context, cn *scratch, body io.Reader, rec *record.Record, st time.Time, outputLen int) {
-	p := &cn.p
-	p.reset(c, st, rec, outputLen)
-	var err error
-	if c.streams() {
-		err = c.readStream(body, cn)
-	} else {
-		err = c.readWhole(body, cn)
-	}
-	c.finishWith(ctx, p, err)
-}
-
 // streams reports whether a 200 reply is read as a stream: trt always
 // streams, embeddings never do.
 func (c *Client) streams() bool {
@@ -211,15 +167,12 @@ func (c *Client) streams() bool {
 }
 
 // finishWith completes the record from what the parser gathered and the
-// reading's error.
-func (c *Client) finishWith(ctx context.Context, p *parser, err error) {
+// reading's error (worded and of a kind, by the wire, when the request's
+// context ended it).
+func (c *Client) finishWith(p *parser, err error) {
 	p.counts()
 	if err != nil {
-		kind, msg, ok := c.ctxFailure(ctx)
-		if !ok {
-			kind, msg = kindOf(err), err.Error()
-		}
-		p.fail(kind, msg)
+		p.fail(kindOf(err), err.Error())
 		return
 	}
 	if p.empty() {
@@ -229,34 +182,10 @@ func (c *Client) finishWith(ctx context.Context, p *parser, err error) {
 	p.finish()
 }
 
-// readStream reads the body line by line. An OpenAI or /generate SSE stream
-// must end with [DONE]: without it the server stopped mid-generation (a
-// server that answers with plain JSON lines is spared the rule).
-func (c *Client) readStream(body io.Reader, cn *scratch) error {
-	r, p, clk := cn.lines, &cn.p, &cn.clock
-	clk.reset(body, p.st, &cn.delays)
-	r.Reset(clk)
-	for {
-		line, read, err := r.Next()
-		p.readIdx, p.readDelay = read, clk.delay
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			if errors.Is(err, sse.ErrLineTooLong) {
-				return kindErrorf(record.KindTooLarge, "line %d of the response is longer than the %d MiB limit", r.Line()+1, sse.DefaultMaxLine>>20)
-			}
-			return readError(r.Line(), err)
-		}
-		if err := p.line(line, clk.at); err != nil {
-			return lineError(r.Line(), line, err)
-		}
-	}
-	p.rec.KernelTimed = clk.kernelTimed()
-	return c.streamEnd(p)
-}
-
-// streamEnd checks a stream read to its end.
+// streamEnd checks a stream read to its end. An OpenAI or /generate SSE
+// stream must end with [DONE]: without it the server stopped
+// mid-generation (a server that answers with plain JSON lines is spared
+// the rule).
 func (c *Client) streamEnd(p *parser) error {
 	switch {
 	case p.lines == 0:
@@ -276,33 +205,6 @@ func streamEndName(kind Kind) string {
 		return "message_stop"
 	}
 	return "data: [DONE]"
-}
-
-// readWhole reads a non-streamed response and parses it as one document,
-// timed when its last byte came. A body that is a stream after all (the
-// extra body may have turned streaming on) is read line by line.
-func (c *Client) readWhole(body io.Reader, cn *scratch) error {
-	buf := cn.body[:0]
-	for {
-		if len(buf) == cap(buf) {
-			if len(buf) >= maxBody {
-				return kindErrorf(record.KindTooLarge, "the response is larger than the %d MiB limit", maxBody>>20)
-			}
-			buf = slices.Grow(buf, max(4096, len(buf)))
-		}
-		n, err := body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			cn.body = buf
-			return readError(0, err)
-		}
-	}
-	cn.body = buf
-	at, kernel := wholeArrival(body, len(buf), cn.p.st)
-	return c.wholeDoc(&cn.p, buf, at, kernel)
 }
 
 // wholeDoc parses a non-streamed response whose last byte came at at.
@@ -375,6 +277,7 @@ func embeddingsDoc(doc []byte) error {
 	return nil
 }
 
+// fail marks rec failed with kind and msg.
 func fail(rec *record.Record, kind, msg string) {
 	rec.Success = false
 	rec.Error = msg

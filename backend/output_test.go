@@ -126,10 +126,7 @@ func TestBunchedChunks(t *testing.T) {
 	}
 	c := client(t, "vllm", Options{Stream: true})
 	rec := &record.Record{}
-	cn := getScratch()
-	c.read(context.Background(), cn, r, rec, time.Now().Add(-time.Second), 6)
-	c.addDelays(&cn.delays)
-	putScratch(cn)
+	c.readBody(context.Background(), r, rec, time.Now().Add(-time.Second), 6)
 	if !rec.Success || rec.Chunks != 6 || rec.Bunched != 3 || rec.LateBunched != 2 {
 		t.Errorf("chunks %d bunched %d late %d (%s); want 6, 3 (c, e, f), 2 (e, f)", rec.Chunks, rec.Bunched, rec.LateBunched, rec.Error)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"benchserve/record"
+	"benchserve/wire/http1"
 )
 
 // splitReader returns 1..max bytes per Read, at random.
@@ -490,9 +491,23 @@ func TestParserReuse(t *testing.T) {
 	}
 }
 
-// readBody is Client.read with a pooled buffer set of its own.
+// readBody reads a 200 reply's body as the state machine reads one, the
+// request having been sent at st.
 func (c *Client) readBody(ctx context.Context, body io.Reader, rec *record.Record, st time.Time, outputLen int) {
+	cn := c.bareScratch(rec, outputLen)
+	cn.x.Body(ctx, body, st, &cn.send)
+}
+
+// readResponse is readBody for a whole HTTP/1.1 response, head and
+// framing, read as the poller receiver reads a connection.
+func (c *Client) readResponse(ctx context.Context, r io.Reader, rec *record.Record, st time.Time, outputLen int) {
+	cn := c.bareScratch(rec, outputLen)
+	cn.x.Response(ctx, r, st, &cn.send)
+}
+
+func (c *Client) bareScratch(rec *record.Record, outputLen int) *scratch {
 	cn := getScratch()
-	defer putScratch(cn)
-	c.read(ctx, cn, body, rec, st, outputLen)
+	cn.c, cn.outputLen, cn.then = c, outputLen, func() {}
+	cn.send = http1.Send{Record: rec, Timeout: c.opt.Timeout, Stream: c.streams()}
+	return cn
 }

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"bytes"
+	"context"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -46,20 +47,9 @@ func TestTextCount(t *testing.T) {
 // readFull parses body with or without the quick path.
 func readFull(c *Client, body []byte, quick bool) *record.Record {
 	rec := &record.Record{PromptLen: 100, OutputLen: 16}
-	cn := getScratch()
-	defer putScratch(cn)
-	p := &cn.p
-	p.reset(c, time.Now(), rec, 16)
-	p.noQuick = !quick
-	cn.lines.Reset(bytes.NewReader(body))
-	if err := c.readStream(bytes.NewReader(body), cn); err != nil {
-		kind, msg := kindOf(err), err.Error()
-		p.fail(kind, msg)
-	} else if p.empty() {
-		p.fail(record.KindEmpty, p.emptyError())
-	} else {
-		p.finish()
-	}
+	cn := c.bareScratch(rec, 16)
+	cn.noQuick = !quick
+	cn.x.Body(context.Background(), bytes.NewReader(body), time.Now(), &cn.send)
 	return rec
 }
 

@@ -42,6 +42,10 @@ type Env struct {
 	// Grace is how long requests in flight may finish after an interrupt
 	// (0: DefaultGrace).
 	Grace time.Duration
+	// Receive is how plain-HTTP responses are read: the receiver of
+	// http1.Options.Receive ("" or "auto", "events", "poller"). Package
+	// cli sets it from BENCHSERVE_RECEIVE.
+	Receive string
 	// locked: Stdout and Stderr are already syncio.Locked.
 	locked bool
 }

@@ -121,6 +121,7 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 	if err != nil {
 		return nil, usage("%v", err)
 	}
+	hopt.Receive = env.Receive
 	if hopt.Proxy, err = proxyFor(base, env); err != nil {
 		return nil, usage("%v", err)
 	}

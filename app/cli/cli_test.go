@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	goflag "flag"
@@ -357,5 +359,22 @@ func TestDumpFlags(t *testing.T) {
 	data, _ := json.Marshal(out)
 	if err := os.WriteFile(*dumpFlags, data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BENCHSERVE_RECEIVE names the receiver of plain-HTTP responses; a value
+// it does not know is a usage error, named, before any connection.
+func TestReceiveEnv(t *testing.T) {
+	var out, errb bytes.Buffer
+	getenv := func(k string) string {
+		if k == receiveEnv {
+			return "epoll"
+		}
+		return ""
+	}
+	code := Main(context.Background(), []string{"--base-url", "http://127.0.0.1:1"}, IO{Stdout: &out, Stderr: &errb, Getenv: getenv})
+	want := `BENCHSERVE_RECEIVE: unknown receiver "epoll" (choose auto, events or poller)`
+	if code != 2 || !strings.Contains(errb.String(), want) {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, errb.String(), want)
 	}
 }

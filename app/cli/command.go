@@ -13,6 +13,7 @@ import (
 	"benchserve/bench"
 	"benchserve/internal/syncio"
 	"benchserve/internal/version"
+	"benchserve/wire/http1"
 )
 
 // IO is the process around a command, injected so that the whole command
@@ -86,6 +87,7 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 		Stdout:    pio.Stdout,
 		Stderr:    pio.Stderr,
 		Getenv:    pio.Getenv,
+		Receive:   pio.Getenv(receiveEnv),
 		Namespace: Namespace,
 		Progress:  pio.StderrIsTerminal && !cfg.DisableTqdm,
 		Interrupt: interrupt,
@@ -100,11 +102,19 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 	return exitCode(err, pio.Stderr)
 }
 
+// receiveEnv chooses the receiver of plain-HTTP responses (bench.Env's
+// Receive), to compare the event loop with Go's poller
+// (docs/performance.md).
+const receiveEnv = "BENCHSERVE_RECEIVE"
+
 // setUp does what a run needs after its flags parse: --sim's defaults, the
 // checks of flags that would have no effect (their notes printed under
 // name), and the in-process simulator, which stop ends.
 func setUp(cfg *bench.Config, given map[string]bool, pio IO, name string) (stop func(), err error) {
 	stop = func() {}
+	if err := http1.CheckReceive(pio.Getenv(receiveEnv)); err != nil {
+		return stop, &bench.ExitError{Code: bench.ExitUsage, Msg: receiveEnv + ": " + err.Error()}
+	}
 	var notes []string
 	if cfg.Sim {
 		if notes, err = simDefaults(cfg, given); err != nil {

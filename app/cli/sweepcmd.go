@@ -245,6 +245,7 @@ func SweepMain(ctx context.Context, args []string, pio IO) int {
 		Stdout:    pio.Stdout,
 		Stderr:    pio.Stderr,
 		Getenv:    pio.Getenv,
+		Receive:   pio.Getenv(receiveEnv),
 		Namespace: Namespace,
 		Interrupt: interrupt,
 		Cut:       cut,

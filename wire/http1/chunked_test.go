@@ -1,9 +1,8 @@
-package backend
+package http1
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -14,8 +13,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"benchserve/record"
 )
 
 // encodeChunked frames body as chunks of the given sizes (the rest in the
@@ -159,32 +156,29 @@ func splitServer(t *testing.T, useTLS bool, hold time.Duration) string {
 
 // A complete event is timed when it came, though the HTTP chunk after it
 // is completed only later (a lost segment's retransmission, say); over
-// plain HTTP and over TLS.
+// plain HTTP and over TLS, through either receiver.
 func TestSplitChunkTimedOnArrival(t *testing.T) {
 	const hold = 300 * time.Millisecond
-	for _, useTLS := range []bool{false, true} {
-		url := splitServer(t, useTLS, hold)
-		hc := NewHTTPClient(ClientOptions{KeepAlive: true, TLS: &tls.Config{InsecureSkipVerify: true}})
-		c, err := New("vllm", url, Options{Stream: true}, nil, hc)
-		if err != nil {
-			t.Fatal(err)
+	run(t, func(t *testing.T, rc receiver) {
+		for _, useTLS := range []bool{false, true} {
+			url := splitServer(t, useTLS, hold)
+			tr := rc.transport(Options{KeepAlive: true, TLS: &tls.Config{InsecureSkipVerify: true}})
+			h := send(t, tr, url)
+			if !h.success() || len(h.lines) != 3 {
+				t.Fatalf("tls %v: %s %q", useTLS, h.rec.Error, h.lines)
+			}
+			ttft, gap := h.at[0].Sub(h.st), h.at[1].Sub(h.at[0])
+			t.Logf("tls %v: first line after %v, gap %v", useTLS, ttft, gap)
+			// Timed at the chunk's completion, the first event would come
+			// the hold or more after the send and the gap near 0. The
+			// bound is the hold, not a few ms: under qemu (the arm64 run)
+			// the TLS handshake alone took 115 ms.
+			if ttft >= hold || gap < 250*time.Millisecond {
+				t.Errorf("tls %v: first line after %v, gap %v; want the first event at once and the second %v later", useTLS, ttft, gap, hold)
+			}
+			tr.CloseIdleConnections()
 		}
-		rec := &record.Record{}
-		c.Do(context.Background(), &Input{Text: "x", OutputLen: 2}, rec, time.Now())
-		if !rec.Success {
-			t.Fatalf("tls %v: %s", useTLS, rec.Error)
-		}
-		gaps := rec.Gaps.Seconds()
-		t.Logf("tls %v: TTFT %.2f ms, gap %v", useTLS, rec.TTFT*1e3, gaps)
-		// Timed at the chunk's completion, the first event would read a
-		// TTFT of the hold or more and a gap near 0. The bound is the hold,
-		// not a few ms: under qemu (the arm64 run) the TLS handshake alone
-		// took 115 ms.
-		if rec.TTFT >= hold.Seconds() || len(gaps) != 1 || gaps[0] < 0.25 {
-			t.Errorf("tls %v: TTFT %.3f s, gaps %v; want the first event at once and the second %v later", useTLS, rec.TTFT, gaps, hold)
-		}
-		c.CloseIdleConnections()
-	}
+	})
 }
 
 // FuzzChunked: any bytes decode without a panic or a hang, to an error or

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package backend
+package http1
 
 import "syscall"
 

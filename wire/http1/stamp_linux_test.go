@@ -1,6 +1,6 @@
 //go:build linux
 
-package backend
+package http1
 
 import (
 	"crypto/tls"
@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"benchserve/internal/testenv"
-	"benchserve/wire/netstamp"
-	"benchserve/wire/sse"
 )
 
 // TestChunkStampedAtArrival: a chunk is timed when it reached the machine,
@@ -21,19 +19,22 @@ import (
 // chunks; the client reads each 40 ms after it was written.
 // Stamped at the read, the first chunk would be 40 ms late; stamped with
 // the kernel's receive time it is within the server's write. The same
-// over TLS, whose records are read from a kernel-timed connection too.
+// over TLS, whose records are read from a kernel-timed connection too,
+// and through either receiver.
 // It skips where the kernel does not stamp (testenv.NeedKernelStamps);
 // where it does, a response without receive times is a failure.
 func TestChunkStampedAtArrival(t *testing.T) {
 	testenv.NeedKernelStamps(t)
-	t.Run("http", func(t *testing.T) { testChunkStamped(t, false, false) })
-	t.Run("https", func(t *testing.T) { testChunkStamped(t, true, false) })
-	// Through a forward proxy, the socket read is still the client's own.
-	t.Run("http via proxy", func(t *testing.T) { testChunkStamped(t, false, true) })
-	t.Run("https via proxy", func(t *testing.T) { testChunkStamped(t, true, true) })
+	run(t, func(t *testing.T, rc receiver) {
+		t.Run("http", func(t *testing.T) { testChunkStamped(t, rc, false, false) })
+		t.Run("https", func(t *testing.T) { testChunkStamped(t, rc, true, false) })
+		// Through a forward proxy, the socket read is still the client's own.
+		t.Run("http via proxy", func(t *testing.T) { testChunkStamped(t, rc, false, true) })
+		t.Run("https via proxy", func(t *testing.T) { testChunkStamped(t, rc, true, true) })
+	})
 }
 
-func testChunkStamped(t *testing.T, useTLS, proxied bool) {
+func testChunkStamped(t *testing.T, rc receiver, useTLS, proxied bool) {
 	type write struct{ before, after time.Time }
 	writes := make(chan write, 2)
 	next := make(chan struct{})
@@ -44,7 +45,7 @@ func testChunkStamped(t *testing.T, useTLS, proxied bool) {
 			io.WriteString(w, "data: warm\n\n")
 			return
 		}
-		rc.Flush() // the header, so that the client's Get returns
+		rc.Flush() // the header
 		for _, s := range []string{"data: a\n\n", "data: b\n\n"} {
 			<-next
 			var wr write
@@ -61,44 +62,48 @@ func testChunkStamped(t *testing.T, useTLS, proxied bool) {
 		srv.Start()
 	}
 	defer srv.Close()
-	opt := ClientOptions{KeepAlive: true, TLS: &tls.Config{InsecureSkipVerify: true}}
+	opt := Options{KeepAlive: true, TLS: &tls.Config{InsecureSkipVerify: true}}
 	if proxied {
 		p := startProxy(t)
 		opt.Proxy = func(*url.URL) (*url.URL, error) { return p.url(""), nil }
 	}
-	client := NewHTTPClient(opt)
-	defer client.CloseIdleConnections()
+	tr := rc.transport(opt)
+	defer tr.CloseIdleConnections()
 
-	// A first request on the same connection: the kernel turns receive
+	// First requests on the same connection: the kernel turns receive
 	// times on a moment after a socket first asks.
 	for range 100 {
-		resp, err := client.Get(srv.URL + "/warm")
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		stamped := resp.Body.(netstamp.Stamped).LastArrival() != 0
-		resp.Body.Close()
-		if stamped {
+		if h := send(t, tr, srv.URL+"/warm"); !h.success() {
+			t.Fatal(h.rec.Error)
+		} else if h.rec.KernelTimed {
 			break
 		}
 		time.Sleep(time.Millisecond)
 	}
 
-	start := time.Now()
-	resp, err := client.Get(srv.URL + "/stream")
-	if err != nil {
-		t.Fatal(err)
+	var ws []write
+	// The server writes a chunk, and the client is busy elsewhere for
+	// 40 ms before it reads: after the request went out for the first,
+	// while it handles the first line for the second.
+	writeThenWait := func() {
+		next <- struct{}{}
+		ws = append(ws, <-writes)
+		time.Sleep(40 * time.Millisecond)
 	}
-	defer resp.Body.Close()
-	if resp.Body.(netstamp.Stamped).LastArrival() == 0 {
+	h := &testHandler{url: srv.URL + "/stream", begun: writeThenWait}
+	h.onLine = func(string) {
+		if len(ws) == 1 {
+			time.Sleep(30 * time.Millisecond)
+			writeThenWait()
+		}
+	}
+	sendWith(tr, h, Send{Timeout: time.Minute, Stream: true})
+	if !h.success() || len(h.lines) != 2 {
+		t.Fatalf("%s %q", h.rec.Error, h.lines)
+	}
+	if !h.rec.KernelTimed {
 		t.Fatal("the kernel stamps, but the response has no receive times")
 	}
-	var clk readClock
-	clk.reset(resp.Body, start, nil)
-	r := sse.NewReader(&clk, 0)
-	var stamps []time.Time
-	var ws []write
 	// A proxy's relay comes between the write and the arrival: a
 	// goroutine of the test's, which a loaded machine may run late; still
 	// well short of the 40 ms by which a read-time stamp would be late.
@@ -106,28 +111,14 @@ func testChunkStamped(t *testing.T, useTLS, proxied bool) {
 	if proxied {
 		slack = 20 * time.Millisecond
 	}
-	for i := range 2 {
-		if i == 1 {
-			time.Sleep(30 * time.Millisecond)
+	for i, wr := range ws {
+		if at := h.at[i]; at.Before(wr.before) || at.After(wr.after.Add(slack)) {
+			t.Errorf("%s: stamped %v after the write began; want within the write", h.lines[i], at.Sub(wr.before))
 		}
-		next <- struct{}{}
-		wr := <-writes
-		ws = append(ws, wr)
-		time.Sleep(40 * time.Millisecond) // busy elsewhere
-		line, _, err := r.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		at, read := clk.at, time.Now()
-		if at.Before(wr.before) || at.After(wr.after.Add(slack)) {
-			t.Errorf("%s: stamped %v after the write began and %v before the read; want within the write", line,
-				at.Sub(wr.before), read.Sub(at))
-		}
-		stamps = append(stamps, at)
 	}
 	// The gap is the writes' (about 70 ms: the client's 40 ms and 30 ms),
 	// whatever the reads' timing.
-	gap, lo, hi := stamps[1].Sub(stamps[0]), ws[1].before.Sub(ws[0].after), ws[1].after.Sub(ws[0].before)
+	gap, lo, hi := h.at[1].Sub(h.at[0]), ws[1].before.Sub(ws[0].after), ws[1].after.Sub(ws[0].before)
 	if gap < lo-time.Millisecond-slack || gap > hi+slack {
 		t.Errorf("gap %v, want the writes' gap, between %v and %v", gap, lo, hi)
 	}

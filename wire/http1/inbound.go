@@ -1,4 +1,4 @@
-package backend
+package http1
 
 import (
 	"bufio"
@@ -11,8 +11,8 @@ import (
 
 // inbound decodes an HTTP/1.1 response from bytes handed to it as they
 // arrive, in pieces of any size: the push form of http.ReadResponse and
-// chunked, for the event loop, which reads a socket when it is ready and
-// has no goroutine to block in a Read. The head is kept until it is whole
+// chunked, which both receivers feed (the event loop reads a socket when
+// it is ready and has no goroutine to block in a Read). The head is kept until it is whole
 // and then parsed by http.ReadResponse (so both paths read heads alike);
 // the body's bytes, chunked or not, are passed on as slices of the bytes
 // given, never copied.
@@ -49,6 +49,8 @@ const (
 // maxHead bounds a response head, as net/http's default does (it allows
 // 10 MiB; no inference server sends more than a few hundred bytes).
 const maxHead = 1 << 20
+
+var errHeadTooLong = fmt.Errorf("the response head is longer than %d KiB", maxHead>>10)
 
 func (in *inbound) reset(req *http.Request) {
 	*in = inbound{req: req, head: in.head[:0], line: in.line[:0]}
@@ -112,7 +114,7 @@ func (in *inbound) feedHead(b []byte) (int, error) {
 	end := headEnd(in.head[from:])
 	if end < 0 {
 		if len(in.head) > maxHead {
-			return 0, fmt.Errorf("the response head is longer than %d KiB", maxHead>>10)
+			return 0, errHeadTooLong
 		}
 		return len(b), nil
 	}

@@ -1,9 +1,10 @@
 //go:build linux
 
-package backend
+package http1
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"runtime"
@@ -18,14 +19,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The event loop reads plain-HTTP responses on Linux. Go's poller, which
-// the transport's connections read through, costs two reads per chunk when
+// The event loop is the receiver of plain-HTTP responses on Linux. Go's
+// poller, which the other receiver's connections read through, costs two reads per chunk when
 // chunks come one at a time (the one that returns it, and one that finds
 // the socket empty before the goroutine parks) and a goroutine switch. The
 // loop waits for many sockets at once in one level-triggered epoll set,
 // makes one recvmsg per ready socket per wake-up (keeping the kernel's
 // receive time), and parses the bytes in place on its own goroutine; no
-// goroutine of the request's waits meanwhile (evdo_linux.go). Its sockets are
+// goroutine of the request's waits meanwhile (machine.go). Its sockets are
 // outside package net: dialled by net.Dialer, then taken over (dup'd, and
 // the net.Conn closed), so that Go's poller never sees their readiness.
 
@@ -36,12 +37,11 @@ type sock struct {
 	key   string
 	loop  *evloop
 	state atomic.Int32
-	x     *exchange // the request in progress
+	x     *Exchange // the request in progress
 	added bool      // in the loop's epoll set
 
-	idleSince time.Time
-	mu        sync.Mutex // closed against a context's shutdown
-	closed    bool
+	mu     sync.Mutex // closed against a context's shutdown
+	closed bool
 }
 
 const (
@@ -59,6 +59,9 @@ type evloop struct {
 	iov    syscall.Iovec
 	msg    syscall.Msghdr
 	file   *os.File // the epoll fd, held open
+	// broken is the error the loop stopped with: its sockets' requests
+	// fail with it, and no socket joins it.
+	broken atomic.Pointer[error]
 }
 
 // recvBuffer is the loop's one read buffer: a read takes what has come,
@@ -68,33 +71,30 @@ const recvBuffer = 64 << 10
 var loops struct {
 	once sync.Once
 	l    []*evloop
+	err  error // why there are none
 	next atomic.Uint32
 	gen  atomic.Uint32
 }
 
-// eventsOn reports whether plain HTTP goes through the event loops: not
-// when BENCHSERVE_RECEIVE=poller asks for Go's poller or epoll fails. The
-// loops start on first use, one per processor (GOMAXPROCS): a burst of
-// chunks on many streams at once (a server's decode step) is read on
-// every core, not one.
-func eventsOn() bool {
+// eventLoops starts the event loops on first use, one per processor
+// (GOMAXPROCS): a burst of chunks on many streams at once (a server's
+// decode step) is read on every core, not one. It returns why there are
+// none, when epoll fails.
+func eventLoops() error {
 	loops.once.Do(func() {
-		if os.Getenv("BENCHSERVE_RECEIVE") == "poller" {
-			return
-		}
 		for range max(1, runtime.GOMAXPROCS(0)) {
 			l, err := newLoop()
 			if err != nil {
 				for _, l := range loops.l {
 					l.file.Close()
 				}
-				loops.l = nil
+				loops.l, loops.err = nil, fmt.Errorf("no event loop: %w", err)
 				return
 			}
 			loops.l = append(loops.l, l)
 		}
 	})
-	return len(loops.l) > 0
+	return loops.err
 }
 
 // nextLoop is the loop a new socket joins: each in turn.
@@ -175,8 +175,10 @@ func (t *sockTable) clear(s *sock) {
 }
 
 // run handles the ready sockets until none is, then waits in Go's poller
-// for the epoll fd to become readable (some socket ready) again.
+// for the epoll fd to become readable (some socket ready) again. Should
+// the epoll fd fail, the loop stops, failing its sockets' requests.
 func (l *evloop) run(rc syscall.RawConn) {
+	var failed error
 	err := rc.Read(func(uintptr) bool {
 		for {
 			// With a timeout of 0 it never blocks: a raw system call,
@@ -193,7 +195,8 @@ func (l *evloop) run(rc syscall.RawConn) {
 				continue
 			}
 			if errno != 0 {
-				panic("benchserve: epoll_wait: " + errno.Error()) // a broken epoll fd: nothing can be read
+				failed = os.NewSyscallError("epoll_wait", errno) // a broken epoll fd: nothing can be read
+				return true
 			}
 			if n == 0 {
 				return false // wait
@@ -201,7 +204,38 @@ func (l *evloop) run(rc syscall.RawConn) {
 			l.handle(l.events[:n])
 		}
 	})
-	panic("benchserve: the event loop's epoll fd failed: " + err.Error())
+	if failed == nil {
+		failed = fmt.Errorf("the event loop's epoll fd: %w", err)
+	}
+	l.fail(failed)
+}
+
+// fail stops l for good: each request it reads ends with err, and any
+// socket handed to it from now on is refused.
+func (l *evloop) fail(err error) {
+	err = &net.OpError{Op: "read", Net: "tcp", Err: err}
+	l.broken.Store(&err)
+	tab := socks.tab.Load()
+	if tab == nil {
+		return
+	}
+	for i := range *tab {
+		s := (*tab)[i].Load()
+		if s == nil || s.loop != l {
+			continue
+		}
+		// watch takes a socket back the same way, when it sees the
+		// loop broken: one of the two has it.
+		if s.state.CompareAndSwap(sockReading, sockIdle) {
+			s.x.closed(err)
+			l.release(s)
+		} else if s.state.Load() == sockWriting {
+			select {
+			case s.x.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
 }
 
 func (l *evloop) handle(events []syscall.EpollEvent) {
@@ -216,7 +250,7 @@ func (l *evloop) handle(events []syscall.EpollEvent) {
 			l.read(s)
 		case sockWriting:
 			select { // a stale token is harmless: the writer tries again
-			case s.x.cn.wake <- struct{}{}:
+			case s.x.wake <- struct{}{}:
 			default:
 			}
 		}
@@ -254,7 +288,23 @@ func (l *evloop) release(s *sock) {
 	s.state.Store(sockIdle)
 	syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_DEL, s.fd, nil) //nolint:errcheck // closed already: out of the set
 	s.added = false
-	go s.x.cn.resume()
+	x := s.x
+	s.x = nil
+	go x.resumeFn()
+}
+
+// receive hands s to its loop for x's response; resume follows its end.
+func (s *sock) receive(x *Exchange) (bool, error) {
+	s.x = x
+	select { // a token from the write: the reader needs none
+	case <-x.wake:
+	default:
+	}
+	if err := s.loop.watch(s, sockReading); err != nil {
+		s.x = nil
+		return false, err
+	}
+	return true, nil
 }
 
 // watch hands s to the loop: for its response (read), or until it can be
@@ -273,18 +323,29 @@ func (l *evloop) watch(s *sock, state int32) error {
 	if s.added {
 		op = syscall.EPOLL_CTL_MOD
 	}
+	if b := l.broken.Load(); b != nil {
+		s.state.Store(sockIdle)
+		return *b
+	}
 	if err := syscall.EpollCtl(l.epfd, op, s.fd, &ev); err != nil {
 		s.state.Store(sockIdle)
 		return os.NewSyscallError("epoll_ctl", err)
 	}
 	s.added = true
 	s.state.Store(state)
+	// A loop that broke meanwhile may not have seen s reading: whichever
+	// of it and this takes s back from reading fails the request.
+	if b := l.broken.Load(); b != nil && (state != sockReading || s.state.CompareAndSwap(sockReading, sockIdle)) {
+		s.state.Store(sockIdle)
+		return *b
+	}
 	return nil
 }
 
 // dialSock connects to key's server, or its proxy, and takes the socket
-// over from package net, for the next loop (eventsOn must have said yes).
-func (t *transport) dialSock(ctx context.Context, key string) (*sock, error) {
+// over from package net, for the next loop (eventLoops must have started
+// them).
+func (t *Transport) dialSock(ctx context.Context, key string) (*sock, error) {
 	r := t.routeFor(key)
 	if r.err != nil {
 		return nil, r.err
@@ -317,17 +378,22 @@ func (t *transport) dialSock(ctx context.Context, key string) (*sock, error) {
 	}
 	netstamp.EnableFD(fd) //nolint:errcheck // without it reads are timed when they return
 	s := &sock{fd: fd, gen: loops.gen.Add(1), key: key, loop: nextLoop()}
+	if b := s.loop.broken.Load(); b != nil {
+		syscall.Close(fd) //nolint:errcheck // never used
+		return nil, *b
+	}
 	socks.set(fd, s)
 	return s, nil
 }
 
 // write writes b, waiting in the loop while the socket has no room. It
 // returns how many bytes went out.
-func (s *sock) write(b []byte, first func()) (int, error) {
+func (s *sock) write(x *Exchange, b []byte) (int, error) {
 	n := 0
+	s.x = x // for the loop's wake-up, before any watch
 	for n < len(b) {
-		if n == 0 && first != nil {
-			first()
+		if n == 0 {
+			x.first()
 		}
 		// The socket is non-blocking, so the write never waits: a raw
 		// system call, which the runtime does not count as one. (A
@@ -351,13 +417,17 @@ func (s *sock) write(b []byte, first func()) (int, error) {
 			return n, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", err)}
 		}
 		select { // a token from before: this wait needs a new one
-		case <-s.x.cn.wake:
+		case <-x.wake:
 		default:
 		}
 		if err := s.loop.watch(s, sockWriting); err != nil {
 			return n, err
 		}
-		<-s.x.cn.wake
+		<-x.wake
+		if b := s.loop.broken.Load(); b != nil {
+			s.state.Store(sockIdle)
+			return n, *b
+		}
 	}
 	return n, nil
 }

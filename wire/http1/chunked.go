@@ -1,4 +1,4 @@
-package backend
+package http1
 
 import (
 	"bufio"

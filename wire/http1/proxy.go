@@ -1,4 +1,4 @@
-package backend
+package http1
 
 import (
 	"bufio"
@@ -26,7 +26,7 @@ type route struct {
 }
 
 // routeFor is the route to key's server, decided once per server.
-func (t *transport) routeFor(key string) *route {
+func (t *Transport) routeFor(key string) *route {
 	if t.proxy == nil {
 		return &direct
 	}
@@ -68,7 +68,7 @@ func (r *route) forward(scheme string) bool { return r.proxy != nil && scheme ==
 
 // writeHead writes req, head and body, as it goes on a connection of key:
 // in absolute form with the proxy's credentials through a forward proxy.
-func (t *transport) writeHead(req *http.Request, key string, buf *bytes.Buffer) error {
+func (t *Transport) writeHead(req *http.Request, key string, buf *bytes.Buffer) error {
 	r := t.routeFor(key)
 	if r.err != nil {
 		return r.err
@@ -87,7 +87,7 @@ func (t *transport) writeHead(req *http.Request, key string, buf *bytes.Buffer) 
 
 // tunnel asks the proxy on conn for a tunnel to addr (CONNECT) and reads
 // its answer; the TLS handshake with the server then goes through it.
-func (t *transport) tunnel(ctx context.Context, conn net.Conn, addr string, r *route) error {
+func (t *Transport) tunnel(ctx context.Context, conn net.Conn, addr string, r *route) error {
 	if t.connect > 0 {
 		conn.SetDeadline(time.Now().Add(t.connect)) //nolint:errcheck // a closed conn fails the write below
 		defer conn.SetDeadline(time.Time{})         //nolint:errcheck

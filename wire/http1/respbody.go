@@ -1,4 +1,4 @@
-package backend
+package http1
 
 import (
 	"context"
@@ -6,10 +6,10 @@ import (
 	"sync"
 )
 
-// body is a response body on a connection of t: read to its end and
-// closed, it gives the connection back.
+// body is a response body RoundTrip returned, on a connection of t: read
+// to its end and closed, it gives the connection back.
 type body struct {
-	t     *transport
+	t     *Transport
 	pc    *pconn
 	rc    io.ReadCloser // net/http's reader of the body; nil when chunked
 	ch    chunked
@@ -24,7 +24,7 @@ type body struct {
 // LastArrival is the kernel's receive time of the bytes the connection
 // last read (Unix ns), 0 when unknown: the arrival of the newest bytes Read
 // has returned, since no Read reads the connection while it holds bytes.
-// It makes the body a netstamp.Stamped, which clock.go times reads with.
+// It makes the body a netstamp.Stamped, which ReadClock times reads with.
 func (b *body) LastArrival() int64 {
 	if b.pc.stamps == nil {
 		return 0
@@ -65,7 +65,7 @@ func (b *body) Close() error {
 		if b.rc != nil {
 			b.rc.Close()
 		}
-		b.t.put(b.pc)
+		b.t.putConn(b.pc)
 		return nil
 	}
 	return b.pc.conn.Close()

@@ -1,4 +1,4 @@
-package backend
+package http1
 
 import (
 	"bufio"
@@ -13,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"benchserve/record"
 )
 
 // fakeProxy is a forward proxy: a request in absolute form is sent on to
@@ -111,54 +109,52 @@ func (p *fakeProxy) serve(c net.Conn) {
 
 func streamHandler(w http.ResponseWriter, r *http.Request) {
 	for _, s := range []string{"a", "b", "c"} {
-		io.WriteString(w, "data: {\"choices\":[{\"text\":\""+s+"\"}]}\n\n")
+		io.WriteString(w, event(s))
 		w.(http.Flusher).Flush()
 	}
-	io.WriteString(w, "data: [DONE]\n\n")
+	io.WriteString(w, event("[DONE]"))
 }
 
 // Plain HTTP goes to the proxy in absolute form with its credentials,
 // https through a CONNECT tunnel, and the stream reads as it would
-// directly, on whichever receive path this run takes (TestChunkStampedAtArrival
-// checks the kernel's receive times through the proxy).
+// directly, through either receiver (TestChunkStampedAtArrival checks the
+// kernel's receive times through the proxy).
 func TestProxy(t *testing.T) {
-	plain := httptest.NewServer(http.HandlerFunc(streamHandler))
-	defer plain.Close()
-	secure := httptest.NewTLSServer(http.HandlerFunc(streamHandler))
-	defer secure.Close()
-	p := startProxy(t)
-	via := func(u *url.URL) (*url.URL, error) { return p.url("u:s3cret"), nil }
-	for _, keep := range []bool{true, false} {
-		for _, srv := range []*httptest.Server{plain, secure} {
-			c, err := New("vllm", srv.URL, Options{Stream: true}, nil,
-				NewHTTPClient(ClientOptions{KeepAlive: keep, TLS: &tls.Config{InsecureSkipVerify: true}, Proxy: via}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for range 2 {
-				if rec := doOnce(t, c); !rec.Success || rec.Text != "abc" || rec.Chunks != 3 {
-					t.Errorf("%s keep-alive %v: %+v", srv.URL, keep, rec)
+	run(t, func(t *testing.T, rc receiver) {
+		plain := httptest.NewServer(http.HandlerFunc(streamHandler))
+		defer plain.Close()
+		secure := httptest.NewTLSServer(http.HandlerFunc(streamHandler))
+		defer secure.Close()
+		p := startProxy(t)
+		via := func(u *url.URL) (*url.URL, error) { return p.url("u:s3cret"), nil }
+		for _, keep := range []bool{true, false} {
+			for _, srv := range []*httptest.Server{plain, secure} {
+				tr := rc.transport(Options{KeepAlive: keep, TLS: &tls.Config{InsecureSkipVerify: true}, Proxy: via})
+				for range 2 {
+					if h := send(t, tr, srv.URL+"/v1/completions"); !h.success() || h.text() != "abc" || len(h.lines) != 4 {
+						t.Errorf("%s keep-alive %v: %+v %q", srv.URL, keep, h.rec, h.lines)
+					}
 				}
 			}
 		}
-	}
-	auth := "Basic dTpzM2NyZXQ=" // u:s3cret
-	want := map[string]int{
-		"POST " + plain.URL + "/v1/completions " + auth:                      4,
-		"CONNECT " + strings.TrimPrefix(secure.URL, "https://") + " " + auth: 3, // one kept connection, then two
-	}
-	got := map[string]int{}
-	for _, l := range p.lines() {
-		got[l]++
-	}
-	for k, n := range want {
-		if got[k] != n {
-			t.Errorf("proxy saw %q %d times, want %d (all: %q)", k, got[k], n, p.lines())
+		auth := "Basic dTpzM2NyZXQ=" // u:s3cret
+		want := map[string]int{
+			"POST " + plain.URL + "/v1/completions " + auth:                      4,
+			"CONNECT " + strings.TrimPrefix(secure.URL, "https://") + " " + auth: 3, // one kept connection, then two
 		}
-	}
-	if len(got) != len(want) {
-		t.Errorf("proxy saw %q", p.lines())
-	}
+		got := map[string]int{}
+		for _, l := range p.lines() {
+			got[l]++
+		}
+		for k, n := range want {
+			if got[k] != n {
+				t.Errorf("proxy saw %q %d times, want %d (all: %q)", k, got[k], n, p.lines())
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("proxy saw %q", p.lines())
+		}
+	})
 }
 
 // A proxy that refuses the tunnel, or one of a scheme the transport
@@ -180,19 +176,20 @@ func TestProxyRefused(t *testing.T) {
 			c.Close()
 		}
 	}()
-	for _, tt := range []struct{ proxy, want string }{
-		{"http://" + ln.Addr().String(), "refused CONNECT"},
-		{"socks5://" + ln.Addr().String(), "only through http:// proxies"},
-	} {
-		pu, _ := url.Parse(tt.proxy)
-		c, _ := New("vllm", "https://server.test:8443", Options{Stream: true}, nil,
-			NewHTTPClient(ClientOptions{KeepAlive: true, Proxy: func(*url.URL) (*url.URL, error) { return pu, nil }}))
-		rec := &record.Record{}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		c.Do(ctx, &Input{Text: "x", OutputLen: 8}, rec, time.Now())
-		cancel()
-		if rec.Success || !strings.Contains(rec.Error, tt.want) {
-			t.Errorf("%s: %q, want it to say %q", tt.proxy, rec.Error, tt.want)
+	run(t, func(t *testing.T, rc receiver) {
+		for _, tt := range []struct{ server, proxy, want string }{
+			{"https://server.test:8443", "http://" + ln.Addr().String(), "refused CONNECT"},
+			{"https://server.test:8443", "socks5://" + ln.Addr().String(), "only through http:// proxies"},
+			{"http://server.test:8000", "socks5://" + ln.Addr().String(), "only through http:// proxies"},
+		} {
+			pu, _ := url.Parse(tt.proxy)
+			tr := rc.transport(Options{KeepAlive: true, Proxy: func(*url.URL) (*url.URL, error) { return pu, nil }})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			h := sendCtx(ctx, tr, &testHandler{url: tt.server}, Send{Timeout: time.Minute, Stream: true})
+			cancel()
+			if h.ok || !strings.Contains(h.rec.Error, tt.want) {
+				t.Errorf("%s via %s: %q, want it to say %q", tt.server, tt.proxy, h.rec.Error, tt.want)
+			}
 		}
-	}
+	})
 }

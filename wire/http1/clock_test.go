@@ -1,6 +1,7 @@
-package backend
+package http1
 
 import (
+	"context"
 	"io"
 	"strings"
 	"testing"
@@ -30,13 +31,13 @@ func (r *receiveReader) Read(p []byte) (int, error) {
 func (r *receiveReader) LastArrival() int64 { return r.last }
 
 // readLine reads one line through clk and returns it with its time.
-func readLine(t *testing.T, r *sse.Reader, clk *readClock) (string, time.Time) {
+func readLine(t *testing.T, r *sse.Reader, clk *ReadClock) (string, time.Time) {
 	t.Helper()
 	line, _, err := r.Next()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(line), clk.at
+	return string(line), clk.At
 }
 
 // A line is timed with the kernel's receive time of its Read's bytes when
@@ -46,9 +47,9 @@ func TestClockStampsLines(t *testing.T) {
 	now := time.Now()
 	wall := now.UnixNano()
 	floor := now.Add(-20 * time.Millisecond)
-	var clk readClock
+	var clk ReadClock
 	var delays hist.Few
-	clk.reset(&receiveReader{
+	clk.Reset(&receiveReader{
 		lines: []string{"data: a\n", "data: b\n", "data: c\n", "data: d\n", "data: e\n"},
 		ns: []int64{
 			wall - int64(10*time.Millisecond), // arrived 10 ms ago
@@ -84,67 +85,77 @@ func TestClockStampsLines(t *testing.T) {
 			t.Errorf("after %q: %d delays counted", line, got)
 		}
 	}
-	if clk.kernelTimed() {
+	if clk.KernelTimed() {
 		t.Error("kernelTimed with two reads timed at the read")
 	}
 
-	clk.reset(&receiveReader{lines: []string{"a\n", "b\n"}, ns: []int64{wall - 1000, wall - 500}}, time.Time{}, nil)
+	clk.Reset(&receiveReader{lines: []string{"a\n", "b\n"}, ns: []int64{wall - 1000, wall - 500}}, time.Time{}, nil)
 	r.Reset(&clk)
 	for range 2 {
 		readLine(t, r, &clk)
 	}
-	if !clk.kernelTimed() {
+	if !clk.KernelTimed() {
 		t.Error("not kernelTimed with every read stamped")
 	}
-	clk.reset(strings.NewReader("a\n"), time.Time{}, nil)
+	clk.Reset(strings.NewReader("a\n"), time.Time{}, nil)
 	r.Reset(&clk)
 	readLine(t, r, &clk)
-	if clk.kernelTimed() {
+	if clk.KernelTimed() {
 		t.Error("kernelTimed over a reader without stamps")
 	}
-	clk.reset(strings.NewReader(""), time.Time{}, nil)
+	clk.Reset(strings.NewReader(""), time.Time{}, nil)
 	r.Reset(&clk)
-	if _, _, err := r.Next(); err != io.EOF || clk.kernelTimed() {
-		t.Errorf("an empty body: %v, kernelTimed %v", err, clk.kernelTimed())
+	if _, _, err := r.Next(); err != io.EOF || clk.KernelTimed() {
+		t.Errorf("an empty body: %v, kernelTimed %v", err, clk.KernelTimed())
 	}
 
 	// The floor alone: a stamp before it is moved up to it.
-	clk.reset(&receiveReader{lines: []string{"x\n"}, ns: []int64{wall - int64(time.Second)}}, floor, nil)
+	clk.Reset(&receiveReader{lines: []string{"x\n"}, ns: []int64{wall - int64(time.Second)}}, floor, nil)
 	r.Reset(&clk)
 	if _, at := readLine(t, r, &clk); !at.Equal(floor) {
 		t.Errorf("stamp before the floor: %v, want the floor %v", at, floor)
 	}
 }
 
-// A last line without '\n' is timed by the Read that ended the stream.
+// A last line without '\n' is timed by the read that brought its bytes
+// (the state machine's reading, whichever receiver).
 func TestClockLastLineAtTheEnd(t *testing.T) {
-	var clk readClock
-	clk.reset(strings.NewReader("data: x"), time.Time{}, nil)
-	r := sse.NewReader(&clk, 0)
+	h := &testHandler{done: make(chan struct{})}
+	var x Exchange
+	x.Init(h)
 	before := time.Now()
-	_, at := readLine(t, r, &clk)
-	if at.Before(before) || clk.reads != 1 {
-		t.Errorf("stamped %v before the read, %d reads", before.Sub(at), clk.reads)
+	x.Body(context.Background(), strings.NewReader("data: x"), before, &Send{Record: &h.rec, Stream: true})
+	if len(h.lines) != 1 || h.at[0].Before(before) || h.reads[0] != 1 {
+		t.Errorf("lines %q, stamped %v before the read, read %v", h.lines, before.Sub(h.at[0]), h.reads)
 	}
 }
 
 // A whole body is timed once, at its newest bytes' receive time, and never
 // before the floor.
 func TestWholeArrival(t *testing.T) {
+	whole := func(r io.Reader, floor time.Time) (time.Time, bool) {
+		h := &testHandler{done: make(chan struct{})}
+		var x Exchange
+		x.Init(h)
+		x.Body(context.Background(), r, floor, &Send{Record: &h.rec})
+		if len(h.at) != 1 || h.whole == "" {
+			t.Fatalf("whole body: %+v", h)
+		}
+		return h.at[0], h.rec.KernelTimed
+	}
 	now := time.Now()
 	wall := now.UnixNano()
-	body := &receiveReader{last: wall - int64(8*time.Millisecond)}
-	at, kernel := wholeArrival(body, 10, now.Add(-time.Second))
+	body := func() io.Reader {
+		return &receiveReader{lines: []string{"{\"a\":", "1}"}, ns: []int64{wall - int64(20*time.Millisecond), wall - int64(8*time.Millisecond)}}
+	}
+	at, kernel := whole(body(), now.Add(-time.Second))
 	if d := now.Sub(at); !kernel || d < 7*time.Millisecond || d > 9*time.Millisecond {
 		t.Errorf("whole body: %v ago, kernel %v; want 8 ms ago, kernel", d, kernel)
 	}
-	if at, _ = wholeArrival(body, 10, now); !at.Equal(now) {
+	if at, _ = whole(body(), now); !at.Equal(now) {
 		t.Errorf("before the floor: %v, want the floor", at)
 	}
-	if _, kernel = wholeArrival(body, 0, time.Time{}); kernel {
-		t.Error("an empty body kernel-timed")
-	}
-	if at, kernel = wholeArrival(strings.NewReader(""), 10, time.Time{}); kernel || at.Before(now) {
+	if at, kernel = whole(strings.NewReader("{}"), time.Time{}); kernel || at.Before(now) {
 		t.Errorf("a body without receive times: kernel %v, %v before now", kernel, now.Sub(at))
 	}
 }

@@ -1,4 +1,4 @@
-package backend
+package http1
 
 import (
 	"io"
@@ -10,22 +10,23 @@ import (
 
 // This file is the client's policy for when response bytes arrived. A
 // body's bytes are timed with the kernel's receive time of the newest of
-// them when the connection knows it (netstamp.Stamped: see the transport's
-// body.LastArrival), else with the time their Read returned; a stamp is
-// never before the request's send time (the floor, against a wall clock
-// stepped while it ran) nor before the stamp of the Read before, so that
-// a response's times never run backwards.
+// them when the connection knows it (netstamp.Stamped), else with the time
+// their read returned; a stamp is never before the request's send time
+// (the floor, against a wall clock stepped while it ran) nor before the
+// stamp of the read before, so that a response's times never run
+// backwards.
 
-// readClock is the reader a stream's line reader (package sse) reads
-// through: it passes each Read on to the body and times it. The line
-// reader returns each line before reading again, so when it returns a
-// line, at is that line's time and delay its Read's.
-type readClock struct {
+// ReadClock is the reader a line reader (package sse) reads a body from
+// an http.Response through (RoundTrip's, for a caller that pulls): it
+// passes each Read on to the body and times it. The line reader returns
+// each line before reading again, so when it returns a line, At is that
+// line's time.
+type ReadClock struct {
 	r      io.Reader
 	stamps netstamp.Stamped // r, when it knows when its bytes arrived
 	floor  time.Time        // no stamp is earlier
-	// at is when the bytes of the last Read arrived.
-	at time.Time
+	// At is when the bytes of the last Read arrived.
+	At time.Time
 	// delay is how long the bytes of the last Read that returned any
 	// waited in the socket: from the kernel's receive time of the newest
 	// of them to the Read's return (0 when the Read had no receive time).
@@ -37,19 +38,19 @@ type readClock struct {
 	delays *hist.Few
 }
 
-// reset makes the clock time the Reads of r, stamping none before floor
+// Reset makes the clock time the Reads of r, stamping none before floor
 // and counting the read delays in delays (nil: not counted).
-func (c *readClock) reset(r io.Reader, floor time.Time, delays *hist.Few) {
-	*c = readClock{r: r, floor: floor, delays: delays}
+func (c *ReadClock) Reset(r io.Reader, floor time.Time, delays *hist.Few) {
+	*c = ReadClock{r: r, floor: floor, delays: delays}
 	c.stamps, _ = r.(netstamp.Stamped)
 }
 
 // Read reads from the body and times the Read.
-func (c *readClock) Read(p []byte) (int, error) {
+func (c *ReadClock) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	var kernel bool
 	var delay time.Duration
-	c.at, delay, kernel = arrival(c.stamps, n, c.floor, c.at)
+	c.At, delay, kernel = arrival(c.stamps, n, c.floor, c.At)
 	if n > 0 {
 		c.reads++
 		c.delay = delay
@@ -63,19 +64,9 @@ func (c *readClock) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// kernelTimed reports whether every Read that returned bytes since reset
+// KernelTimed reports whether every Read that returned bytes since reset
 // was timed with the kernel's receive time (false if none returned any).
-func (c *readClock) kernelTimed() bool { return c.reads > 0 && c.kernelReads == c.reads }
-
-// wholeArrival is when the last of the n bytes of a body read to its end
-// arrived (r is the body, just read), and whether that is the kernel's
-// receive time; never before floor. It is taken once, after the last
-// Read, and counts no read delay.
-func wholeArrival(r io.Reader, n int, floor time.Time) (at time.Time, kernel bool) {
-	stamps, _ := r.(netstamp.Stamped)
-	at, _, kernel = arrival(stamps, n, floor, time.Time{})
-	return at, kernel
-}
+func (c *ReadClock) KernelTimed() bool { return c.reads > 0 && c.kernelReads == c.reads }
 
 // arrival is when the n bytes a Read just returned arrived: now, or the
 // kernel's receive time when stamps (the body as a netstamp.Stamped, or
