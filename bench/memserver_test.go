@@ -4,7 +4,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -16,17 +15,12 @@ import (
 	"benchserve/schedule"
 )
 
-// bubble runs f in a synctest bubble. backend pools each request's
-// scratch, which holds a channel made with it: one made in the bubble
-// must not serve a request outside it (on the event loop, the receive
-// from a bubble's channel is fatal), so two collections empty the pool
-// (sync.Pool drops its items over two) before the next test. Drop this
-// once backend makes that channel outside its pool.
+// bubble runs f in a synctest bubble. The pooled request scratch it
+// leaves behind carries no channel of the bubble (the event loop makes
+// its own on first use), so the tests after it may use it.
 func bubble(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
 	synctest.Test(t, f)
-	runtime.GC()
-	runtime.GC()
 }
 
 // memServer is a completions server in memory, for tests in a synctest

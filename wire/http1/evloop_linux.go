@@ -295,6 +295,7 @@ func (l *evloop) release(s *sock) {
 
 // receive hands s to its loop for x's response; resume follows its end.
 func (s *sock) receive(x *Exchange) (bool, error) {
+	x.wakeChan()
 	s.x = x
 	select { // a token from the write: the reader needs none
 	case <-x.wake:
@@ -390,6 +391,7 @@ func (t *Transport) dialSock(ctx context.Context, key string) (*sock, error) {
 // returns how many bytes went out.
 func (s *sock) write(x *Exchange, b []byte) (int, error) {
 	n := 0
+	x.wakeChan()
 	s.x = x // for the loop's wake-up, before any watch
 	for n < len(b) {
 		if n == 0 {

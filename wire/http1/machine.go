@@ -137,7 +137,16 @@ func (x *Exchange) Init(h Handler) {
 	x.h = h
 	x.lines = sse.NewSplitter(0)
 	x.lineFn, x.bodyFn, x.resumeFn = x.line, x.body, x.resume
-	x.wake = make(chan struct{}, 1)
+}
+
+// wakeChan makes the event loop's wake-up channel on x's first use of the
+// loop, not in Init: an Exchange made in a synctest bubble (a test's,
+// through Go's poller) and pooled would otherwise carry a channel of the
+// bubble out of it, which the runtime refuses to use.
+func (x *Exchange) wakeChan() {
+	if x.wake == nil {
+		x.wake = make(chan struct{}, 1)
+	}
 }
 
 // keepBuffer is the largest buffer x keeps between requests.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -162,5 +163,40 @@ func TestForeignRoundTripper(t *testing.T) {
 	h.rec.Sent = true
 	if sendWith(rt, h, Send{Gate: &g, Timeout: time.Minute}); called.Load() || h.rec.Sent {
 		t.Errorf("gated: called %v, %+v", called.Load(), h.rec)
+	}
+}
+
+// An Exchange made and used in a synctest bubble (a test's, through the
+// poller in memory) and then reused outside it (as backend's pool may hand
+// it on) serves a request on the event loop: it took no channel of the
+// bubble with it, which the runtime would refuse to use.
+func TestExchangeOutlivesABubble(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the event loop is Linux's")
+	}
+	h := &testHandler{url: "http://model.test/v1/completions"}
+	var x Exchange
+	synctest.Test(t, func(t *testing.T) {
+		dial, _ := pipeServer(time.Millisecond, event("a"), event("[DONE]"))
+		tr := NewTransport(Options{Dial: dial})
+		defer tr.CloseIdleConnections()
+		x.Init(h)
+		h.done = make(chan struct{})
+		x.Start(context.Background(), tr, &Send{Timeout: time.Minute, Stream: true, Record: &h.rec, Epoch: time.Now()})
+		<-h.done
+		if !h.success() || h.text() != "a" {
+			t.Fatalf("in the bubble: %q %q", h.rec.Error, h.lines)
+		}
+	})
+	body := event("b") + event("[DONE]")
+	url := rawServer(t, fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
+	tr := NewTransport(Options{Receive: ReceiveEvents})
+	defer tr.CloseIdleConnections()
+	x.Clear()
+	h.url, h.rec, h.done = url, record.Record{}, make(chan struct{})
+	x.Start(context.Background(), tr, &Send{Timeout: time.Minute, Stream: true, Record: &h.rec, Epoch: time.Now()})
+	<-h.done
+	if !h.success() || h.text() != "b" {
+		t.Fatalf("on the event loop after the bubble: %q %q", h.rec.Error, h.lines)
 	}
 }
