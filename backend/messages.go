@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"net/http"
 	"strings"
 	"time"
 
@@ -18,11 +19,26 @@ var protoMessages = &protocol{
 	event:  (*parser).messagesEvent,
 	output: outputCount,
 	end:    "message_stop",
+	auth:   anthropicHeaders,
 }
 
 // AnthropicVersion is the anthropic-version header the Messages API
 // requires.
 const AnthropicVersion = "2023-06-01"
+
+// anthropicHeaders are the Messages API's: x-api-key from
+// ANTHROPIC_API_KEY (replacing the OpenAI-style Authorization, which
+// stays when it is not set: gateways that serve both take either), and
+// the anthropic-version it requires.
+func anthropicHeaders(h http.Header, getenv func(string) string) http.Header {
+	h = h.Clone()
+	if k := getenv("ANTHROPIC_API_KEY"); k != "" {
+		h.Del("Authorization")
+		h.Set("X-Api-Key", k)
+	}
+	h.Set("Anthropic-Version", AnthropicVersion)
+	return h
+}
 
 // messagesBody is the Messages request: max_tokens (required by the
 // API), the messages, and the sampling settings.

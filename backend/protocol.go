@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"net/http"
 	"time"
 
 	"benchserve/internal/jsonscan"
@@ -51,6 +52,9 @@ type protocol struct {
 	// last line's; textInPlace: the text is built in place and kept when
 	// the reply fails (trt).
 	latencyAtChunk, textInPlace bool
+	// auth turns the OpenAI-style auth headers into the protocol's, with
+	// the environment's keys (getenv); nil: they stay as they are.
+	auth func(h http.Header, getenv func(string) string) http.Header
 	// noRoutingKey: requests never carry the routing-key header.
 	noRoutingKey bool
 	// sampling: the body carries --temperature, --top-p,
@@ -117,6 +121,17 @@ func (s Spec) Logprobs() Logprobs {
 		return LogprobsNone
 	}
 	return s.proto.logprobs
+}
+
+// Auth is the backend's auth headers, from the OpenAI-style h
+// (Authorization from OPENAI_API_KEY or API_KEY) and the environment's
+// keys (getenv): h itself, or the protocol's (anthropic-messages:
+// x-api-key from ANTHROPIC_API_KEY, and anthropic-version).
+func (s Spec) Auth(h http.Header, getenv func(string) string) http.Header {
+	if s.proto == nil || s.proto.auth == nil {
+		return h
+	}
+	return s.proto.auth(h, getenv)
 }
 
 // Body returns the request body for in, byte for byte what the reference

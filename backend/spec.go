@@ -86,9 +86,6 @@ type Spec struct {
 	// Implemented is false for gserver, which the reference does not
 	// implement either.
 	Implemented bool
-	// Anthropic: requests authenticate with x-api-key (ANTHROPIC_API_KEY)
-	// and carry anthropic-version.
-	Anthropic bool
 }
 
 // pathModels is where the readiness check finds the models.
@@ -142,7 +139,7 @@ var specs = []Spec{
 	{Name: "openai-responses", proto: protoResponses, DefaultPort: 8000, Chat: true, Images: ImagesChat,
 		Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
 	{Name: "anthropic-messages", proto: protoMessages, DefaultPort: 8000, Chat: true, Images: ImagesChat,
-		Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true, Anthropic: true},
+		Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
 }
 
 // Specs returns the table, in the reference's order of the --backend

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -133,6 +134,38 @@ func TestNamesOf(t *testing.T) {
 	} {
 		if got := strings.Join(NamesOf(c.ok), " "); got != c.want {
 			t.Errorf("%s: %s, want %s", c.what, got, c.want)
+		}
+	}
+}
+
+// TestAuth: the Messages API authenticates with x-api-key from
+// ANTHROPIC_API_KEY (the bearer stays without it) and carries
+// anthropic-version; the other backends keep the headers given.
+func TestAuth(t *testing.T) {
+	bearer := http.Header{"Authorization": {"Bearer sk-1"}}
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "ANTHROPIC_API_KEY" {
+				return v
+			}
+			return ""
+		}
+	}
+	m, _ := Lookup("anthropic-messages")
+	if h := m.Auth(bearer, env("ak-2")); h.Get("Authorization") != "" || h.Get("X-Api-Key") != "ak-2" || h.Get("Anthropic-Version") != AnthropicVersion {
+		t.Errorf("with ANTHROPIC_API_KEY: %v", h)
+	}
+	if h := m.Auth(bearer, env("")); h.Get("Authorization") != "Bearer sk-1" || h.Get("X-Api-Key") != "" || h.Get("Anthropic-Version") != AnthropicVersion {
+		t.Errorf("without ANTHROPIC_API_KEY: %v", h)
+	}
+	if bearer.Get("Anthropic-Version") != "" {
+		t.Error("Auth changed the headers it was given")
+	}
+	for _, s := range Specs() {
+		if s.Name != m.Name {
+			if h := s.Auth(bearer, env("ak-2")); len(h) != 1 || h.Get("Authorization") != "Bearer sk-1" {
+				t.Errorf("%s: %v", s.Name, h)
+			}
 		}
 	}
 }
