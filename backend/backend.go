@@ -108,7 +108,7 @@ const RoutingKeyHeader = "X-SMG-Routing-Key"
 // Client sends requests for one backend.
 type Client struct {
 	spec   Spec
-	kind   Kind // spec.Kind
+	proto  *protocol // spec.proto
 	url    string
 	opt    Options
 	header http.Header // read-only, shared by all requests
@@ -172,7 +172,7 @@ func New(name, baseURL string, opt Options, header http.Header, client *http.Cli
 	if opt.Timeout <= 0 {
 		opt.Timeout = DefaultTimeout
 	}
-	c := &Client{spec: s, kind: s.Kind, url: baseURL + s.Path, opt: opt, http: client, rt: client.Transport, header: http.Header{}}
+	c := &Client{spec: s, proto: s.proto, url: baseURL + s.Path(), opt: opt, http: client, rt: client.Transport, header: http.Header{}}
 	if c.rt == nil {
 		c.rt = http.DefaultTransport
 	}
@@ -230,7 +230,7 @@ const requestIDHeader = "X-Request-Id"
 
 // headerFor returns the headers of one request.
 func (c *Client) headerFor(in *Input) http.Header {
-	route := in.RoutingKey != "" && c.spec.Headers && c.kind != KindTruss
+	route := in.RoutingKey != "" && c.spec.Headers && !c.proto.noRoutingKey
 	id := in.ID != "" && c.ownID
 	if !route && !id {
 		return c.header

@@ -150,7 +150,7 @@ func BenchmarkChunk(b *testing.B) {
 			p.line(lines[99], st)
 			b.ReportAllocs()
 			for b.Loop() {
-				if p.kind == KindNative {
+				if p.proto == protoNative {
 					p.lastOutputLen-- // one new token each time
 				}
 				if err := p.line(line, st); err != nil {

@@ -1,15 +1,121 @@
 package backend
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"benchserve/internal/jsonscan"
-	"benchserve/record"
+	"benchserve/internal/py/pyjson"
 )
+
+// OpenAI chat completions (POST /v1/chat/completions): the messages,
+// max_completion_tokens, choices[0].delta's reasoning and content, the
+// usage chunk's completion_tokens.
+var protoChat = &protocol{
+	name: "chat", path: "/v1/chat/completions",
+	body:           (*Client).chatBody,
+	chunk:          (*parser).chat,
+	whole:          (*parser).chatDoc,
+	output:         outputCount,
+	cached:         detailsCached,
+	end:            doneLine,
+	splitReasoning: true,
+}
+
+func (c *Client) chatBody(in *Input) *pyjson.Object {
+	o := &pyjson.Object{}
+	o.Set("model", pyjson.String(in.Model))
+	o.Set("messages", messages(in))
+	o.Set("max_completion_tokens", pyjson.Int(in.OutputLen))
+	o.Set("stream", boolJSON(c.opt.Stream))
+	c.setDefaults(o, in)
+	o.Update(in.Extra)
+	c.askUsage(o, in.Extra)
+	setLoRA(o, in)
+	return o
+}
+
+func (p *parser) chat(at time.Time) error {
+	f := &p.f
+	counted := p.usageOutputLen(f)
+	p.promptLen(f)
+	if d, ok := f.usage.Get("completion_tokens_details"); ok {
+		if n, ok := intMember(d, "reasoning_tokens"); ok {
+			p.serverReasoning = n
+		}
+	}
+	if p.c.opt.CacheReport {
+		p.sglextCache(f)
+	}
+	first, ok := f.choices.First()
+	if !ok {
+		return nil
+	}
+	p.finishReason(first)
+	delta, _ := first.Get("delta")
+	if err := p.chatContent(delta); err != nil {
+		return fmt.Errorf("choices[0].delta.%w", err)
+	}
+	if len(p.chunk) == 0 {
+		return nil
+	}
+	p.token(at, len(p.chunk))
+	p.text = append(p.text, p.chunk...)
+	p.chatSplit(at)
+	if counted {
+		p.chunkCount()
+	}
+	return nil
+}
+
+// chatSplit keeps a chat chunk's reasoning (its first reasonLen bytes)
+// apart from its content.
+func (p *parser) chatSplit(at time.Time) {
+	all := p.chunk
+	if p.reasonLen > 0 {
+		p.reasoning = append(p.reasoning, all[:p.reasonLen]...)
+	}
+	if len(all) > p.reasonLen && !p.sawContent {
+		p.sawContent = true
+		p.rec.TTFO = at.Sub(p.st).Seconds()
+	}
+}
+
+// chatContent sets p.chunk to (reasoning_content or reasoning or "") +
+// (content or ""), the reference's _combine_openai_chat_content.
+func (p *parser) chatContent(m jsonscan.Value) error {
+	var rc, r, c jsonscan.Value
+	it := m.Members()
+	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
+		switch {
+		case jsonscan.KeyIs(k, "content"):
+			c = v
+		case jsonscan.KeyIs(k, "reasoning_content"):
+			rc = v
+		case jsonscan.KeyIs(k, "reasoning"):
+			r = v
+		}
+	}
+	rname := "reasoning"
+	if rc.Truthy() {
+		r, rname = rc, "reasoning_content"
+	}
+	if r.Kind != jsonscan.String && r.Truthy() {
+		return fmt.Errorf("%s is a JSON %s, not a string", rname, r.Kind)
+	}
+	if c.Kind != jsonscan.String && c.Truthy() {
+		return fmt.Errorf("content is a JSON %s, not a string", c.Kind)
+	}
+	p.chunk = r.AppendString(p.chunk[:0])
+	p.reasonLen = len(p.chunk)
+	if len(p.chunk) == 0 {
+		p.hot = c // the content alone makes the chunk
+	}
+	p.chunk = c.AppendString(p.chunk)
+	return nil
+}
 
 // chatDoc reads a non-streamed chat completion: TTFT is the latency, and
 // choices[0].meta_info may carry the speculative-decoding figures.
@@ -78,23 +184,4 @@ func (p *parser) specInfo(raw []byte) {
 		r.SpecBlockAcceptLength = *m.BlockAcceptLength
 	}
 	r.SpecCapLensHistogram = m.CapLensHistogram
-}
-
-// decodeCacheDetails decodes sglang's cached_tokens_details object.
-func decodeCacheDetails(raw []byte) *record.CacheDetails {
-	var m map[string]any
-	if json.Unmarshal(raw, &m) != nil {
-		return nil
-	}
-	num := func(k string) int {
-		if x, ok := m[k].(float64); ok {
-			return int(x)
-		}
-		return 0
-	}
-	backend, _ := m["storage_backend"].(string)
-	return &record.CacheDetails{
-		Device: num("device"), Host: num("host"), Storage: num("storage"),
-		StorageBackend: backend, Raw: bytes.Clone(raw),
-	}
 }

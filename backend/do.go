@@ -3,6 +3,7 @@ package backend
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"benchserve/internal/jsonscan"
 	"benchserve/record"
 	"benchserve/wire/http1"
 )
@@ -160,10 +160,10 @@ func (c *Client) takeID(resp *http.Response, rec *record.Record) {
 	}
 }
 
-// streams reports whether a 200 reply is read as a stream: trt always
-// streams, embeddings never do.
+// streams reports whether a 200 reply is read as a stream: as asked,
+// unless the protocol always streams (trt) or never does (embeddings).
 func (c *Client) streams() bool {
-	return c.kind == KindTRT || (c.opt.Stream && c.kind != KindEmbeddings)
+	return c.proto.stream == streamAlways || (c.opt.Stream && c.proto.stream != streamNever)
 }
 
 // finishWith completes the record from what the parser gathered and the
@@ -182,29 +182,18 @@ func (c *Client) finishWith(p *parser, err error) {
 	p.finish()
 }
 
-// streamEnd checks a stream read to its end. An OpenAI or /generate SSE
-// stream must end with [DONE]: without it the server stopped
-// mid-generation (a server that answers with plain JSON lines is spared
-// the rule).
+// streamEnd checks a stream read to its end. An SSE stream must end as
+// its protocol says (protocol.end: an OpenAI or /generate stream with
+// [DONE]): without it the server stopped mid-generation (a server that
+// answers with plain JSON lines is spared the rule).
 func (c *Client) streamEnd(p *parser) error {
 	switch {
 	case p.lines == 0:
 		return kindErrorf(record.KindEmpty, "the server answered 200 with no data lines")
-	case p.sse && !p.done && c.kind != KindTRT && c.kind != KindTruss:
-		return kindErrorf(record.KindIncomplete, "the stream ended without %s, after %d data lines (the server stopped mid-generation)", streamEndName(c.kind), p.lines)
+	case p.sse && !p.done && c.proto.end != "":
+		return kindErrorf(record.KindIncomplete, "the stream ended without %s, after %d data lines (the server stopped mid-generation)", c.proto.end, p.lines)
 	}
 	return nil
-}
-
-// streamEndName is what ends a complete stream of kind.
-func streamEndName(kind Kind) string {
-	switch kind {
-	case KindResponses:
-		return "its terminal event (response.completed or response.incomplete)"
-	case KindMessages:
-		return "message_stop"
-	}
-	return "data: [DONE]"
 }
 
 // wholeDoc parses a non-streamed response whose last byte came at at.
@@ -213,7 +202,7 @@ func (c *Client) wholeDoc(p *parser, buf []byte, at time.Time, kernel bool) erro
 	doc := bytes.TrimSpace(buf)
 	if len(doc) == 0 {
 		kind := record.KindEmpty
-		if c.kind == KindEmbeddings {
+		if c.proto.embedding {
 			kind = record.KindInvalid
 		}
 		return kindErrorf(kind, "the server answered 200 with an empty body")
@@ -232,12 +221,9 @@ func (c *Client) wholeDoc(p *parser, buf []byte, at time.Time, kernel bool) erro
 	p.whole = true
 	p.latency = at.Sub(p.st).Seconds()
 	var err error
-	switch c.kind {
-	case KindEmbeddings:
-		err = embeddingsDoc(doc)
-	case KindChat:
-		err = p.chatDoc(doc, at)
-	default:
+	if whole := c.proto.whole; whole != nil {
+		err = whole(p, doc, at)
+	} else {
 		err = p.doc(doc, at)
 	}
 	var se serverError
@@ -264,19 +250,6 @@ func excerpt(b []byte) []byte {
 	return b[:n]
 }
 
-// embeddingsDoc checks that an embeddings reply is JSON (the reference
-// decodes it) and not an error object.
-func embeddingsDoc(doc []byte) error {
-	v, err := jsonscan.Parse(doc)
-	if err != nil {
-		return err
-	}
-	if e, _ := v.Get("error"); e.Truthy() {
-		return serverError(errorMessage(e))
-	}
-	return nil
-}
-
 // fail marks rec failed with kind and msg.
 func fail(rec *record.Record, kind, msg string) {
 	rec.Success = false
@@ -296,7 +269,7 @@ func (p *parser) fail(kind, msg string) {
 	if p.c.spec.ChunkLens {
 		r.ChunkLens = slices.Clone(p.chunkLens)
 	}
-	if p.kind == KindTRT {
+	if p.proto.textInPlace {
 		r.Text = string(p.text)
 	}
 }
@@ -359,7 +332,7 @@ func (p *parser) finish() {
 	r.Success = true
 	r.Error, r.ErrorKind = "", ""
 	r.Latency = p.latency
-	if !p.started && p.kind != KindEmbeddings {
+	if !p.started && !p.proto.embedding {
 		// The server counted tokens but sent no text (the one token was a
 		// stop string): the first token came at the end, as in a whole reply.
 		r.TTFT = p.latency
@@ -367,30 +340,37 @@ func (p *parser) finish() {
 	r.Gaps = p.itl.Clone()
 	r.ChunkTokens = p.chunkTokens()
 	p.keepText()
-	switch p.kind {
-	case KindNative:
-		r.OutputLen, r.OutputSource = p.outputLen, record.OutputServer
-	case KindCompletions, KindChat, KindTruss, KindResponses, KindMessages:
-		r.OutputLen, r.OutputSource = p.outputCount()
-	case KindTRT:
-		r.OutputSource = record.OutputRequested
-	case KindEmbeddings:
-		r.OutputLen = 0
-	}
+	p.proto.output(p, r)
 	if p.c.spec.Chat {
 		p.splitCounts()
 	}
-	if p.c.opt.CacheReport && (p.kind == KindNative || p.kind == KindCompletions || p.kind == KindChat) {
+	if p.c.opt.CacheReport && p.proto.cached != nil {
 		var d *record.CacheDetails
 		if p.haveCache {
 			d = decodeCacheDetails(p.cacheRaw)
 		}
-		switch {
-		case p.kind == KindNative:
-			r.CachedTokens = p.cached
-		case d != nil:
-			r.CachedTokens = d.Device + d.Host + d.Storage
+		if n, ok := p.proto.cached(p, d); ok {
+			r.CachedTokens = n
 		}
 		r.CacheDetails = d
+	}
+}
+
+// decodeCacheDetails decodes sglang's cached_tokens_details object.
+func decodeCacheDetails(raw []byte) *record.CacheDetails {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	num := func(k string) int {
+		if x, ok := m[k].(float64); ok {
+			return int(x)
+		}
+		return 0
+	}
+	backend, _ := m["storage_backend"].(string)
+	return &record.CacheDetails{
+		Device: num("device"), Host: num("host"), Storage: num("storage"),
+		StorageBackend: backend, Raw: bytes.Clone(raw),
 	}
 }

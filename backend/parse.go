@@ -2,7 +2,6 @@ package backend
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,17 +9,13 @@ import (
 	"benchserve/record"
 )
 
-// maxTokenJump bounds the new tokens one /generate chunk may report, since
-// each becomes an ITL entry: a broken counter must not exhaust memory.
-const maxTokenJump = 1 << 20
-
 // parser applies one backend's rules to the lines (or the one document) of
 // a response. It is reused across requests through a pool.
 type parser struct {
-	c    *Client
-	kind Kind
-	st   time.Time // just before the request was sent
-	rec  *record.Record
+	c     *Client
+	proto *protocol // c.proto
+	st    time.Time // just before the request was sent
+	rec   *record.Record
 
 	text      []byte // generated text
 	chunk     []byte // the current chunk's text
@@ -76,13 +71,18 @@ type parser struct {
 	cum     []int32
 	hot     jsonscan.Value // set by completions and chat: the content string
 	noQuick bool           // tests: parse every chunk in full
+
+	// The members of the document being read, for the protocol's hooks:
+	// f of an OpenAI-like one, ev of an event.
+	f  fields
+	ev eventFields
 }
 
 // reset readies a pooled parser for a request of c, keeping its buffers.
 func (p *parser) reset(c *Client, st time.Time, rec *record.Record, outputLen int) {
 	p.itl.Reset()
 	*p = parser{
-		c: c, kind: c.kind, st: st, rec: rec, last: st, outputLen: outputLen, requested: outputLen,
+		c: c, proto: c.proto, st: st, rec: rec, last: st, outputLen: outputLen, requested: outputLen,
 		lastRead: -1, runaway: runawayAt(outputLen),
 		text: p.text[:0], chunk: p.chunk[:0], cacheRaw: p.cacheRaw[:0], tmpl: p.tmpl[:0],
 		itl: p.itl, chunkLens: p.chunkLens[:0], reasoning: p.reasoning[:0], serverReasoning: -1, cum: p.cum[:0],
@@ -100,7 +100,7 @@ func (p *parser) line(line []byte, at time.Time) error {
 	if len(b) == 0 || b[0] == ':' { // an SSE comment, such as a keep-alive
 		return nil
 	}
-	if p.kind == KindResponses || p.kind == KindMessages {
+	if p.proto.events {
 		// Their events name themselves in "event:" lines, which the
 		// data's "type" repeats, except an error's (see eventError).
 		if ev, ok := bytes.CutPrefix(b, []byte("event:")); ok {
@@ -122,7 +122,7 @@ func (p *parser) line(line []byte, at time.Time) error {
 		p.sse = true
 	}
 	p.lines++
-	if p.kind != KindTRT {
+	if !p.proto.latencyAtChunk {
 		p.latency = at.Sub(p.st).Seconds()
 	}
 	if string(b) == "[DONE]" {
@@ -138,7 +138,7 @@ func (p *parser) line(line []byte, at time.Time) error {
 
 // doc handles one JSON document: a stream chunk or a whole response.
 func (p *parser) doc(b []byte, at time.Time) error {
-	if p.kind == KindResponses || p.kind == KindMessages {
+	if p.proto.events {
 		return p.event(b, at)
 	}
 	if p.hotEnd > 0 && p.quick(b, at) {
@@ -191,7 +191,7 @@ func (p *parser) content(v jsonscan.Value, at time.Time) {
 	}
 	p.token(at, len(p.chunk))
 	p.text = append(p.text, p.chunk...)
-	if p.kind == KindChat {
+	if p.proto.splitReasoning {
 		// A chunk the template path took is content alone.
 		p.reasonLen = 0
 		p.chatSplit(at)
@@ -200,41 +200,21 @@ func (p *parser) content(v jsonscan.Value, at time.Time) {
 
 // parse handles a document in full.
 func (p *parser) parse(b []byte, at time.Time) error {
-	var f fields
-	v, err := jsonscan.ParseObject(b, f.pick)
+	p.f = fields{}
+	v, err := jsonscan.ParseObject(b, p.f.pick)
 	if err != nil {
 		return err
 	}
 	if v.Kind != jsonscan.Object {
 		return fmt.Errorf("expected a JSON object, got %s", v.Kind)
 	}
-	if err := f.serverError(v); err != nil {
+	if err := p.f.serverError(v); err != nil {
 		return err
 	}
-	switch p.kind {
-	case KindNative:
-		return p.native(&f, at)
-	case KindCompletions, KindTruss:
-		return p.completions(&f, at)
-	case KindChat:
-		return p.chat(&f, at)
-	case KindTRT:
-		return p.trt(&f, at)
+	if p.proto.chunk == nil {
+		return nil
 	}
-	return nil
-}
-
-// serverError reports an error the server sent in a 200 response: an
-// "error" member (OpenAI, SGLang, Triton), or vLLM's older bare error
-// object, {"object": "error", "message": ...}.
-func (f *fields) serverError(v jsonscan.Value) error {
-	switch {
-	case f.err.Truthy():
-		return serverError(errorMessage(f.err))
-	case f.object.Kind == jsonscan.String && string(f.object.Raw) == `"error"`:
-		return serverError(errorMessage(v))
-	}
-	return nil
+	return p.proto.chunk(p, at)
 }
 
 // errorLine is the message of an error line's JSON, or the line itself.
@@ -259,44 +239,6 @@ func errorMessage(e jsonscan.Value) string {
 	}
 	return string(oneLine(s))
 }
-
-// fields picks the top-level members the parsers read.
-type fields struct {
-	choices, usage, meta, sglext, text, textOutput, err, object jsonscan.Value
-}
-
-// pick keeps the member if it is one the parsers read.
-func (f *fields) pick(k []byte, val jsonscan.Value) {
-	switch string(k) {
-	case "choices":
-		f.choices = val
-	case "usage":
-		f.usage = val
-	case "meta_info":
-		f.meta = val
-	case "sglext":
-		f.sglext = val
-	case "text":
-		f.text = val
-	case "text_output":
-		f.textOutput = val
-	case "error":
-		f.err = val
-	case "object":
-		f.object = val
-	default:
-		if bytes.IndexByte(k, '\\') >= 0 { // a key spelled with escapes
-			for _, name := range fieldNames {
-				if jsonscan.KeyIs(k, name) {
-					f.pick([]byte(name), val)
-					return
-				}
-			}
-		}
-	}
-}
-
-var fieldNames = []string{"choices", "usage", "meta_info", "sglext", "text", "text_output", "error", "object"}
 
 // Finish reasons.
 const (
@@ -341,19 +283,6 @@ func (p *parser) counts() {
 
 func clamp32(n int) int32 { return int32(min(n, 1<<31-1)) }
 
-// finishReason notes choices[0].finish_reason, when it is a string.
-func (p *parser) finishReason(choice jsonscan.Value) {
-	fr, _ := choice.Get("finish_reason")
-	if fr.Kind != jsonscan.String {
-		return
-	}
-	if string(fr.Raw) == `"length"` {
-		p.stop = stopLength
-	} else {
-		p.stop = stopOther
-	}
-}
-
 // token records a chunk with content: the first sets TTFT, each later one
 // adds a per-chunk ITL (and, for sglang-oai(-chat), its byte length).
 func (p *parser) token(at time.Time, n int) {
@@ -371,55 +300,6 @@ func (p *parser) token(at time.Time, n int) {
 	p.last = at
 }
 
-// promptLen is the reference's _record_server_prompt_len: usage, or failing
-// that meta_info, carries prompt_tokens, which replace the dataset's count.
-func (p *parser) promptLen(f *fields) {
-	reported := f.usage
-	if !reported.Truthy() {
-		reported = f.meta
-	}
-	pt, _ := reported.Get("prompt_tokens")
-	p.promptTokens(pt)
-}
-
-// promptTokens takes a prompt_tokens member (Invalid: absent).
-func (p *parser) promptTokens(pt jsonscan.Value) {
-	if pt.Truthy() {
-		if n, ok := pt.Int(); ok {
-			p.rec.PromptLen = int(n)
-		}
-	}
-}
-
-// usageOutputLen takes usage.completion_tokens when the chunk has one,
-// and reports whether it had.
-func (p *parser) usageOutputLen(f *fields) bool {
-	if ct, ok := f.usage.Get("completion_tokens"); ok {
-		if n, ok := ct.Int(); ok {
-			p.outputLen = int(n)
-			p.reported, p.served = int(n), true
-			return true
-		}
-	}
-	return false
-}
-
-// outputCount is a successful reply's output length and where it comes
-// from: the server's completion_tokens (a 0 that came with text, as
-// Ollama sends in every chunk, is no count); else, when the server said
-// it stopped before the limit, the text's own tokens; else, as the
-// reference, the requested length.
-func (p *parser) outputCount() (int, record.OutputSource) {
-	r := p.rec
-	switch {
-	case p.served && (p.reported > 0 || len(p.text) == 0):
-		return p.reported, record.OutputServer
-	case p.stop == stopOther && r.TextCounted:
-		return r.TextTokens, record.OutputRetokenized
-	}
-	return p.requested, record.OutputRequested
-}
-
 // empty reports a 200 reply that generated nothing, which counts as a
 // failure (the reference counts it as a success): no chunk with content,
 // no text and no completion tokens reported, streamed or not. A reply
@@ -427,7 +307,7 @@ func (p *parser) outputCount() (int, record.OutputSource) {
 // succeeded. Embeddings generate nothing by design.
 func (p *parser) empty() bool {
 	p.plainText()
-	if p.kind == KindEmbeddings {
+	if p.proto.embedding {
 		return false
 	}
 	if p.whole {
@@ -441,76 +321,6 @@ func (p *parser) emptyError() string {
 		return "the server answered 200 with no output: empty text and no completion tokens"
 	}
 	return fmt.Sprintf("the server answered 200 with no output: no chunk with content and no completion tokens in %d data lines", p.lines)
-}
-
-// sglextCache keeps the last non-empty sglext.cached_tokens_details, decoded
-// once the response is complete.
-func (p *parser) sglextCache(f *fields) {
-	if d, ok := f.sglext.Get("cached_tokens_details"); ok && d.Kind == jsonscan.Object && d.Truthy() {
-		p.cacheRaw = append(p.cacheRaw[:0], d.Raw...)
-		p.haveCache = true
-	}
-}
-
-// stringField returns a string member, or "" for a missing or falsy one; a
-// truthy non-string is an error (the reference would fail on it too).
-func stringField(v jsonscan.Value, name string) (jsonscan.Value, error) {
-	f, _ := v.Get(name)
-	switch {
-	case f.Kind == jsonscan.String:
-		return f, nil
-	case f.Truthy():
-		return jsonscan.Value{}, fmt.Errorf("%s is a JSON %s, not a string", name, f.Kind)
-	}
-	return jsonscan.Value{}, nil
-}
-
-func (p *parser) completions(f *fields, at time.Time) error {
-	if p.kind == KindCompletions {
-		p.promptLen(f)
-		if p.c.opt.CacheReport {
-			p.sglextCache(f)
-		}
-	}
-	if f.choices.Kind != jsonscan.Array {
-		return errors.New("the chunk has no choices array")
-	}
-	first, ok := f.choices.First()
-	if !ok {
-		// A usage-only chunk ("choices": []); the reference fails on it.
-		if p.kind == KindCompletions {
-			p.usageOutputLen(f)
-		}
-		return nil
-	}
-	text, err := stringField(first, "text")
-	if err != nil {
-		return fmt.Errorf("choices[0].%w", err)
-	}
-	p.finishReason(first)
-	p.hot = text
-	if len(text.Raw) <= 2 {
-		// llama.cpp sends its usage with the last choice, whose text is
-		// empty, and no usage-only chunk after it.
-		if p.kind == KindCompletions {
-			p.usageOutputLen(f)
-		}
-		return nil
-	}
-	p.content(text, at)
-	if p.kind == KindCompletions && p.usageOutputLen(f) {
-		p.chunkCount()
-	}
-	return nil
-}
-
-// chunkCount notes that the chunk just taken came with the server's
-// running count of completion tokens (p.reported; OpenAI streams with
-// usage in every chunk), for the per-token ITL.
-func (p *parser) chunkCount() {
-	if len(p.cum) > 0 {
-		p.cum[len(p.cum)-1] = int32(min(p.reported, 1<<31-1))
-	}
 }
 
 // chunkTokens is, per ITL gap, the tokens of the chunk that ended it, when
@@ -527,198 +337,4 @@ func (p *parser) chunkTokens() []int32 {
 		out[k-1] = p.cum[k] - p.cum[k-1]
 	}
 	return out
-}
-
-func (p *parser) chat(f *fields, at time.Time) error {
-	counted := p.usageOutputLen(f)
-	p.promptLen(f)
-	if d, ok := f.usage.Get("completion_tokens_details"); ok {
-		if n, ok := intMember(d, "reasoning_tokens"); ok {
-			p.serverReasoning = n
-		}
-	}
-	if p.c.opt.CacheReport {
-		p.sglextCache(f)
-	}
-	first, ok := f.choices.First()
-	if !ok {
-		return nil
-	}
-	p.finishReason(first)
-	delta, _ := first.Get("delta")
-	if err := p.chatContent(delta); err != nil {
-		return fmt.Errorf("choices[0].delta.%w", err)
-	}
-	if len(p.chunk) == 0 {
-		return nil
-	}
-	p.token(at, len(p.chunk))
-	p.text = append(p.text, p.chunk...)
-	p.chatSplit(at)
-	if counted {
-		p.chunkCount()
-	}
-	return nil
-}
-
-// chatSplit keeps a chat chunk's reasoning (its first reasonLen bytes)
-// apart from its content.
-func (p *parser) chatSplit(at time.Time) {
-	all := p.chunk
-	if p.reasonLen > 0 {
-		p.reasoning = append(p.reasoning, all[:p.reasonLen]...)
-	}
-	if len(all) > p.reasonLen && !p.sawContent {
-		p.sawContent = true
-		p.rec.TTFO = at.Sub(p.st).Seconds()
-	}
-}
-
-// chatContent sets p.chunk to (reasoning_content or reasoning or "") +
-// (content or ""), the reference's _combine_openai_chat_content.
-func (p *parser) chatContent(m jsonscan.Value) error {
-	var rc, r, c jsonscan.Value
-	it := m.Members()
-	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
-		switch {
-		case jsonscan.KeyIs(k, "content"):
-			c = v
-		case jsonscan.KeyIs(k, "reasoning_content"):
-			rc = v
-		case jsonscan.KeyIs(k, "reasoning"):
-			r = v
-		}
-	}
-	rname := "reasoning"
-	if rc.Truthy() {
-		r, rname = rc, "reasoning_content"
-	}
-	if r.Kind != jsonscan.String && r.Truthy() {
-		return fmt.Errorf("%s is a JSON %s, not a string", rname, r.Kind)
-	}
-	if c.Kind != jsonscan.String && c.Truthy() {
-		return fmt.Errorf("content is a JSON %s, not a string", c.Kind)
-	}
-	p.chunk = r.AppendString(p.chunk[:0])
-	p.reasonLen = len(p.chunk)
-	if len(p.chunk) == 0 {
-		p.hot = c // the content alone makes the chunk
-	}
-	p.chunk = c.AppendString(p.chunk)
-	return nil
-}
-
-// metaFields are the meta_info members native reads, taken in one walk
-// (the last of repeated keys, as Get does; Invalid when absent).
-type metaFields struct {
-	accept, prompt, completion, cached, cacheDetails jsonscan.Value
-}
-
-var metaNames = []string{"spec_accept_length", "prompt_tokens", "completion_tokens", "cached_tokens", "cached_tokens_details"}
-
-func (m *metaFields) pick(k []byte, v jsonscan.Value) {
-	switch string(k) {
-	case "spec_accept_length":
-		m.accept = v
-	case "prompt_tokens":
-		m.prompt = v
-	case "completion_tokens":
-		m.completion = v
-	case "cached_tokens":
-		m.cached = v
-	case "cached_tokens_details":
-		m.cacheDetails = v
-	default:
-		if bytes.IndexByte(k, '\\') >= 0 {
-			for _, name := range metaNames {
-				if jsonscan.KeyIs(k, name) {
-					m.pick([]byte(name), v)
-					return
-				}
-			}
-		}
-	}
-}
-
-func (p *parser) native(f *fields, at time.Time) error {
-	var m metaFields
-	it := f.meta.Members()
-	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
-		m.pick(k, v)
-	}
-	if sal := m.accept; !sal.IsNull() {
-		if x, ok := sal.Float(); ok {
-			p.rec.SpecAcceptLength = x
-		}
-	}
-	if f.usage.Truthy() {
-		p.promptLen(f)
-	} else {
-		p.promptTokens(m.prompt)
-	}
-	if p.whole {
-		if n, ok := m.completion.Int(); ok {
-			p.reported = int(n)
-		}
-	}
-	if p.c.opt.CacheReport {
-		p.cached = 0
-		if n, ok := m.cached.Int(); ok {
-			p.cached = int(n)
-		}
-		p.haveCache = false
-		if d := m.cacheDetails; d.Kind == jsonscan.Object && d.Truthy() {
-			p.cacheRaw = append(p.cacheRaw[:0], d.Raw...)
-			p.haveCache = true
-		}
-	}
-	switch {
-	case f.text.Kind == jsonscan.String && len(f.text.Raw) > 2:
-	case f.text.Truthy():
-		return fmt.Errorf("text is a JSON %s, not a string", f.text.Kind)
-	default:
-		return nil
-	}
-	// The text is cumulative: each chunk replaces it. It is decoded once,
-	// when the reply ends (plainText).
-	p.text, p.textLit = append(p.text[:0], f.text.Raw...), true
-	n, isInt := m.completion.Int()
-	if !isInt {
-		return errors.New("a chunk with text has no integer meta_info.completion_tokens")
-	}
-	p.outputLen = int(n)
-	if n != int64(p.lastOutputLen) || !p.started {
-		p.countChunk(int(n))
-	}
-	if !p.started {
-		p.started = true
-		p.rec.TTFT = at.Sub(p.st).Seconds()
-	} else {
-		newTokens := n - int64(p.lastOutputLen)
-		if newTokens == 0 {
-			return nil // the gap rolls into the next chunk
-		}
-		if newTokens > maxTokenJump {
-			return fmt.Errorf("meta_info.completion_tokens jumped by %d in one chunk", newTokens)
-		}
-		// The chunk's gap spread over its tokens, to the nanosecond.
-		gap := (at.Sub(p.last) + time.Duration(newTokens/2)) / time.Duration(newTokens)
-		for range newTokens {
-			p.itl.Append(gap)
-		}
-	}
-	p.last = at
-	p.lastOutputLen = int(n)
-	return nil
-}
-
-func (p *parser) trt(f *fields, at time.Time) error {
-	if f.textOutput.Kind != jsonscan.String {
-		return errors.New("the chunk has no text_output string")
-	}
-	p.text = f.textOutput.AppendString(p.text)
-	// Every chunk counts, even one with empty text.
-	p.token(at, 0)
-	p.latency = at.Sub(p.st).Seconds()
-	return nil
 }

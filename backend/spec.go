@@ -2,24 +2,6 @@ package backend
 
 import "slices"
 
-// Kind is the request function a backend uses: the body it sends and the
-// reply it reads (the reference's ASYNC_REQUEST_FUNCS).
-type Kind uint8
-
-// The request functions. KindNone is the zero Spec's: no backend.
-const (
-	KindNone        Kind = iota
-	KindNative           // SGLang's /generate
-	KindCompletions      // OpenAI completions
-	KindChat             // OpenAI chat completions
-	KindEmbeddings       // OpenAI embeddings
-	KindTRT              // TensorRT-LLM's Triton generate_stream
-	KindTruss            // Baseten Truss predict
-	KindGServer          // gserver: the reference raises NotImplementedError
-	KindResponses        // OpenAI Responses (ours)
-	KindMessages         // Anthropic Messages (ours)
-)
-
 // Images is how a backend carries the images of the image datasets (image,
 // mmmu and the image rows of custom), as the reference's
 // create_mm_data_row builds them.
@@ -55,9 +37,9 @@ const (
 // names; adding a backend is adding a row.
 type Spec struct {
 	Name string
-	Kind Kind
-	// Path is appended to the base URL; "" where Implemented is false.
-	Path string
+	// proto is its wire protocol (the reference's request function): the
+	// body, the reply's rules, the path (see protocol); nil for gserver.
+	proto *protocol
 	// DefaultPort is used without --port: the reference's table, with
 	// 30000 for every backend it leaves out (vllm-chat too).
 	DefaultPort int
@@ -65,7 +47,7 @@ type Spec struct {
 	// the Responses API's input, Anthropic's messages), so it can hold a
 	// multi-turn conversation and takes messages rows.
 	Chat bool
-	// Embedding: the backend measures embeddings (Kind is KindEmbeddings):
+	// Embedding: the backend measures embeddings (its protocol is embeddings):
 	// no tokens are generated, nothing is streamed, and the console leaves
 	// out the token lines.
 	Embedding bool
@@ -104,73 +86,60 @@ type Spec struct {
 	// Implemented is false for gserver, which the reference does not
 	// implement either.
 	Implemented bool
-	// Anthropic: requests authenticate with x-api-key (ANTHROPIC_API_KEY)
-	// and carry anthropic-version.
-	Anthropic bool
 }
 
-// Paths of the request functions.
-const (
-	pathNative      = "/generate"
-	pathCompletions = "/v1/completions"
-	pathChat        = "/v1/chat/completions"
-	pathEmbeddings  = "/v1/embeddings"
-	pathTRT         = "/v2/models/ensemble/generate_stream"
-	pathTruss       = "/v1/models/model:predict"
-	pathModels      = "/v1/models"
-	pathResponses   = "/v1/responses"
-	pathMessages    = "/v1/messages"
-)
+// pathModels is where the readiness check finds the models.
+const pathModels = "/v1/models"
 
 // DefaultName is the reference's default --backend.
 const DefaultName = "sglang"
 
 // specs is the table, in the reference's order of the --backend choices.
 var specs = []Spec{
-	{Name: "sglang", Kind: KindNative, Path: pathNative, DefaultPort: 30000, Images: ImagesNative,
+	{Name: "sglang", proto: protoNative, DefaultPort: 30000, Images: ImagesNative,
 		SGLang: true, CacheReport: CacheInMeta, Headers: true, LoRA: true, TokenizePrompt: true,
 		ReadyPath: pathModels, Implemented: true},
-	{Name: "sglang-native", Kind: KindNative, Path: pathNative, DefaultPort: 30000, Images: ImagesNative,
+	{Name: "sglang-native", proto: protoNative, DefaultPort: 30000, Images: ImagesNative,
 		SGLang: true, CacheReport: CacheInMeta, Headers: true, LoRA: true,
 		ReadyPath: pathModels, Implemented: true},
-	{Name: "sglang-oai", Kind: KindCompletions, Path: pathCompletions, DefaultPort: 30000,
+	{Name: "sglang-oai", proto: protoCompletions, DefaultPort: 30000,
 		SGLang: true, CacheReport: CacheAsk, Headers: true, LoRA: true, Usage: true, ChunkLens: true,
 		ReadyPath: pathModels, Implemented: true},
-	{Name: "sglang-oai-chat", Kind: KindChat, Path: pathChat, DefaultPort: 30000, Chat: true, Images: ImagesChat,
+	{Name: "sglang-oai-chat", proto: protoChat, DefaultPort: 30000, Chat: true, Images: ImagesChat,
 		SGLang: true, CacheReport: CacheAsk, Headers: true, LoRA: true, Usage: true, ChunkLens: true, PrintRequests: true,
 		ReadyPath: pathModels, Implemented: true},
-	{Name: "sglang-embedding", Kind: KindEmbeddings, Path: pathEmbeddings, DefaultPort: 30000, Embedding: true,
+	{Name: "sglang-embedding", proto: protoEmbeddings, DefaultPort: 30000, Embedding: true,
 		SGLang: true, Headers: true, LoRA: true,
 		ReadyPath: pathModels, Implemented: true},
-	{Name: "vllm", Kind: KindCompletions, Path: pathCompletions, DefaultPort: 8000,
+	{Name: "vllm", proto: protoCompletions, DefaultPort: 8000,
 		VLLM: true, Headers: true, LoRA: true, Usage: true,
 		ReadyPath: pathModels, Implemented: true},
-	{Name: "vllm-chat", Kind: KindChat, Path: pathChat, DefaultPort: 30000, Chat: true, Images: ImagesChat,
+	{Name: "vllm-chat", proto: protoChat, DefaultPort: 30000, Chat: true, Images: ImagesChat,
 		VLLM: true, Headers: true, LoRA: true, Usage: true,
 		ReadyPath: pathModels, Implemented: true},
-	{Name: "vllm-embedding", Kind: KindEmbeddings, Path: pathEmbeddings, DefaultPort: 8000, Embedding: true,
+	{Name: "vllm-embedding", proto: protoEmbeddings, DefaultPort: 8000, Embedding: true,
 		VLLM: true, Headers: true, LoRA: true,
 		ReadyPath: pathModels, Implemented: true},
-	{Name: "lmdeploy", Kind: KindCompletions, Path: pathCompletions, DefaultPort: 23333,
+	{Name: "lmdeploy", proto: protoCompletions, DefaultPort: 23333,
 		Headers: true, LoRA: true, Usage: true,
 		ReadyPath: pathModels, Implemented: true},
-	{Name: "lmdeploy-chat", Kind: KindChat, Path: pathChat, DefaultPort: 30000, Chat: true,
+	{Name: "lmdeploy-chat", proto: protoChat, DefaultPort: 30000, Chat: true,
 		Headers: true, LoRA: true, Usage: true,
 		ReadyPath: pathModels, Implemented: true},
-	{Name: "trt", Kind: KindTRT, Path: pathTRT, DefaultPort: 8000,
+	{Name: "trt", proto: protoTRT, DefaultPort: 8000,
 		NeedsModel:  "Please provide a model using `--model` when using `trt` backend.",
 		Implemented: true},
-	{Name: "gserver", Kind: KindGServer, DefaultPort: 9988, Headers: true, LoRA: true,
+	{Name: "gserver", DefaultPort: 9988, Headers: true, LoRA: true,
 		ReadyPath: pathModels},
-	{Name: "truss", Kind: KindTruss, Path: pathTruss, DefaultPort: 8080, Headers: true,
+	{Name: "truss", proto: protoTruss, DefaultPort: 8080, Headers: true,
 		ReadyPath:   pathModels,
 		NeedsModel:  "Please provide a model with `--model` when using truss backend. e.g. --model meta-llama/Llama-3.1-8B-Instruct",
 		Implemented: true},
 	// Ours, after the reference's choices.
-	{Name: "openai-responses", Kind: KindResponses, Path: pathResponses, DefaultPort: 8000, Chat: true, Images: ImagesChat,
+	{Name: "openai-responses", proto: protoResponses, DefaultPort: 8000, Chat: true, Images: ImagesChat,
 		Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
-	{Name: "anthropic-messages", Kind: KindMessages, Path: pathMessages, DefaultPort: 8000, Chat: true, Images: ImagesChat,
-		Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true, Anthropic: true},
+	{Name: "anthropic-messages", proto: protoMessages, DefaultPort: 8000, Chat: true, Images: ImagesChat,
+		Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
 }
 
 // Specs returns the table, in the reference's order of the --backend
@@ -206,7 +175,7 @@ func NamesOf(ok func(Spec) bool) []string {
 // has none) and for unknown names.
 func Path(name string) string {
 	s, _ := Lookup(name)
-	return s.Path
+	return s.Path()
 }
 
 // IsEmbedding reports whether the backend measures embeddings (no tokens

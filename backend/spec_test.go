@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -21,8 +22,9 @@ func TestSpecInvariants(t *testing.T) {
 	if got := Names(); !slices.Equal(got, append(slices.Clone(referenceNames), ourNames...)) {
 		t.Errorf("Names() = %v, want the reference's %v, then ours %v", got, referenceNames, ourNames)
 	}
-	openAI := func(k Kind) bool { return k == KindCompletions || k == KindChat }
-	kindPath := map[Kind]string{}
+	openAI := func(p *protocol) bool { return p == protoCompletions || p == protoChat }
+	protoPath := map[*protocol]string{}
+	protoName := map[string]*protocol{}
 	seen := map[string]bool{}
 	for _, s := range Specs() {
 		fail := func(format string, a ...any) { t.Helper(); t.Errorf(s.Name+": "+format, a...) }
@@ -33,32 +35,36 @@ func TestSpecInvariants(t *testing.T) {
 		if got, ok := Lookup(s.Name); !ok || got != s {
 			fail("Lookup = %+v, %v", got, ok)
 		}
-		if s.Kind == KindNone {
-			fail("no request function")
+		if s.Implemented != (s.proto != nil) {
+			fail("Implemented %v with protocol %v", s.Implemented, s.proto)
 		}
-		if s.Implemented != (s.Path != "") || s.Path != "" && !strings.HasPrefix(s.Path, "/") {
-			fail("Implemented %v with path %q", s.Implemented, s.Path)
+		if s.Implemented != (s.Path() != "") || s.Path() != "" && !strings.HasPrefix(s.Path(), "/") {
+			fail("Implemented %v with path %q", s.Implemented, s.Path())
 		}
-		if p, ok := kindPath[s.Kind]; ok && p != s.Path {
-			fail("path %q, another backend of its kind has %q", s.Path, p)
+		if p, ok := protoPath[s.proto]; ok && p != s.Path() {
+			fail("path %q, another backend of its protocol has %q", s.Path(), p)
 		}
-		kindPath[s.Kind] = s.Path
+		protoPath[s.proto] = s.Path()
+		if p, ok := protoName[s.Protocol()]; ok && p != s.proto {
+			fail("protocol name %q names another protocol too", s.Protocol())
+		}
+		protoName[s.Protocol()] = s.proto
 		if s.DefaultPort < 1 || s.DefaultPort > 65535 {
 			fail("default port %d", s.DefaultPort)
 		}
 		if s.ReadyPath != "" && !strings.HasPrefix(s.ReadyPath, "/") {
 			fail("ready path %q", s.ReadyPath)
 		}
-		if s.Chat != (s.Kind == KindChat || s.Kind == KindResponses || s.Kind == KindMessages) {
-			fail("Chat %v with kind %d", s.Chat, s.Kind)
+		if s.Chat != (s.proto == protoChat || s.proto == protoResponses || s.proto == protoMessages) {
+			fail("Chat %v with protocol %q", s.Chat, s.Protocol())
 		}
-		if s.Embedding != (s.Kind == KindEmbeddings) {
-			fail("Embedding %v with kind %d", s.Embedding, s.Kind)
+		if s.Embedding != (s.proto != nil && s.proto.embedding) {
+			fail("Embedding %v with protocol %q", s.Embedding, s.Protocol())
 		}
-		if s.Usage != openAI(s.Kind) {
-			fail("Usage %v with kind %d (completions and chat ask for it)", s.Usage, s.Kind)
+		if s.Usage != openAI(s.proto) {
+			fail("Usage %v with protocol %q (completions and chat ask for it)", s.Usage, s.Protocol())
 		}
-		if s.ChunkLens && !(s.SGLang && openAI(s.Kind)) {
+		if s.ChunkLens && !(s.SGLang && openAI(s.proto)) {
 			fail("ChunkLens without an SGLang OpenAI API (the accept length comes from /server_info)")
 		}
 		if s.SGLang && s.VLLM {
@@ -66,7 +72,7 @@ func TestSpecInvariants(t *testing.T) {
 		}
 		switch s.Images {
 		case ImagesNative:
-			if s.Kind != KindNative {
+			if s.proto != protoNative {
 				fail("native images need /generate")
 			}
 		case ImagesChat:
@@ -76,15 +82,15 @@ func TestSpecInvariants(t *testing.T) {
 		}
 		switch s.CacheReport {
 		case CacheInMeta:
-			if !s.SGLang || s.Kind != KindNative {
+			if !s.SGLang || s.proto != protoNative {
 				fail("cached tokens in meta_info unasked: SGLang's /generate only")
 			}
 		case CacheAsk:
-			if !s.SGLang || !openAI(s.Kind) {
+			if !s.SGLang || !openAI(s.proto) {
 				fail("return_cached_tokens_details: SGLang's OpenAI APIs only")
 			}
 		}
-		if s.TokenizePrompt && s.Kind != KindNative {
+		if s.TokenizePrompt && s.proto != protoNative {
 			fail("--tokenize-prompt sends input_ids, which only /generate takes")
 		}
 		if s.PrintRequests && !s.Chat {
@@ -114,7 +120,10 @@ func TestNamesOf(t *testing.T) {
 		{"chat", func(s Spec) bool { return s.Chat }, "sglang-oai-chat vllm-chat lmdeploy-chat openai-responses anthropic-messages"},
 		{"embedding", func(s Spec) bool { return s.Embedding }, "sglang-embedding vllm-embedding"},
 		{"images", func(s Spec) bool { return s.Images != ImagesNone }, "sglang sglang-native sglang-oai-chat vllm-chat openai-responses anthropic-messages"},
-		{"native", func(s Spec) bool { return s.Kind == KindNative }, "sglang sglang-native"},
+		{"native", func(s Spec) bool { return s.proto == protoNative }, "sglang sglang-native"},
+		{"sampling flags", func(s Spec) bool { return s.Sampling() }, "sglang sglang-native"},
+		{"always streams", func(s Spec) bool { return s.AlwaysStreams() }, "trt"},
+		{"logprobs", func(s Spec) bool { return s.Logprobs() != LogprobsNone }, "sglang sglang-native sglang-oai vllm lmdeploy"},
 		{"chunk lengths", func(s Spec) bool { return s.ChunkLens }, "sglang-oai sglang-oai-chat"},
 		{"no headers", func(s Spec) bool { return !s.Headers }, "trt"},
 		{"no LoRA", func(s Spec) bool { return s.Implemented && !s.LoRA }, "trt truss"},
@@ -125,6 +134,38 @@ func TestNamesOf(t *testing.T) {
 	} {
 		if got := strings.Join(NamesOf(c.ok), " "); got != c.want {
 			t.Errorf("%s: %s, want %s", c.what, got, c.want)
+		}
+	}
+}
+
+// TestAuth: the Messages API authenticates with x-api-key from
+// ANTHROPIC_API_KEY (the bearer stays without it) and carries
+// anthropic-version; the other backends keep the headers given.
+func TestAuth(t *testing.T) {
+	bearer := http.Header{"Authorization": {"Bearer sk-1"}}
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "ANTHROPIC_API_KEY" {
+				return v
+			}
+			return ""
+		}
+	}
+	m, _ := Lookup("anthropic-messages")
+	if h := m.Auth(bearer, env("ak-2")); h.Get("Authorization") != "" || h.Get("X-Api-Key") != "ak-2" || h.Get("Anthropic-Version") != AnthropicVersion {
+		t.Errorf("with ANTHROPIC_API_KEY: %v", h)
+	}
+	if h := m.Auth(bearer, env("")); h.Get("Authorization") != "Bearer sk-1" || h.Get("X-Api-Key") != "" || h.Get("Anthropic-Version") != AnthropicVersion {
+		t.Errorf("without ANTHROPIC_API_KEY: %v", h)
+	}
+	if bearer.Get("Anthropic-Version") != "" {
+		t.Error("Auth changed the headers it was given")
+	}
+	for _, s := range Specs() {
+		if s.Name != m.Name {
+			if h := s.Auth(bearer, env("ak-2")); len(h) != 1 || h.Get("Authorization") != "Bearer sk-1" {
+				t.Errorf("%s: %v", s.Name, h)
+			}
 		}
 	}
 }

@@ -114,8 +114,8 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 		return nil, err
 	}
 	auth := authHeader(env.Getenv)
-	if spec, _ := backend.Lookup(cfg.Backend); spec.Anthropic {
-		auth = anthropicHeaders(auth, env.Getenv)
+	if spec, ok := backend.Lookup(cfg.Backend); ok {
+		auth = spec.Auth(auth, env.Getenv)
 	}
 	hopt, err := clientOptions(cfg)
 	if err != nil {

@@ -114,20 +114,6 @@ func authHeader(getenv func(string) string) http.Header {
 	return h
 }
 
-// anthropicHeaders are the Messages API's: x-api-key from
-// ANTHROPIC_API_KEY (replacing the OpenAI-style Authorization, which
-// stays when it is not set: gateways that serve both take either), and
-// the anthropic-version it requires.
-func anthropicHeaders(h http.Header, getenv func(string) string) http.Header {
-	h = h.Clone()
-	if k := getenv("ANTHROPIC_API_KEY"); k != "" {
-		h.Del("Authorization")
-		h.Set("X-Api-Key", k)
-	}
-	h.Set("Anthropic-Version", backend.AnthropicVersion)
-	return h
-}
-
 // customHeaders parses --header Key=Value items, split on the first '=';
 // items with an empty key or value are dropped, as the reference does.
 func customHeaders(items []string) http.Header {

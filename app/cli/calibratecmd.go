@@ -16,16 +16,13 @@ import (
 // tokens (sglang-native sends what sglang does), in the table's order.
 func calibrateBackends() []string {
 	type fn struct {
-		sglang bool
-		kind   backend.Kind
+		sglang   bool
+		protocol string
 	}
 	seen := map[fn]bool{}
 	return backend.NamesOf(func(s backend.Spec) bool {
-		k := fn{s.SGLang, s.Kind}
-		switch {
-		case !s.SGLang && !s.VLLM, seen[k]:
-			return false
-		case s.Kind != backend.KindNative && s.Kind != backend.KindCompletions && s.Kind != backend.KindChat:
+		k := fn{s.SGLang, s.Protocol()}
+		if !s.SGLang && !s.VLLM || seen[k] || s.Embedding {
 			return false
 		}
 		seen[k] = true
@@ -35,7 +32,7 @@ func calibrateBackends() []string {
 
 // calibrateDefault is vLLM's completions backend.
 func calibrateDefault() string {
-	return backend.NamesOf(func(s backend.Spec) bool { return s.VLLM && s.Kind == backend.KindCompletions })[0]
+	return backend.NamesOf(func(s backend.Spec) bool { return s.VLLM && !s.Chat && !s.Embedding })[0]
 }
 
 // CalibrateMain runs "benchserve calibrate": the client against the

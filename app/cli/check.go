@@ -76,7 +76,7 @@ var otherRules = []unused{
 	// Request content
 	{flag: "--disable-stream", why: func(c *bench.Config, _ func(string) string) string {
 		switch {
-		case spec(c).Kind == backend.KindTRT:
+		case spec(c).AlwaysStreams():
 			return "not used with --backend " + c.Backend + ", which always streams (as in the reference)"
 		case spec(c).Embedding:
 			return "not used with --backend " + c.Backend + " (embeddings are never streamed)"
@@ -177,7 +177,7 @@ var nativeOnly = backends(native, func([]string) string {
 	return "only the native /generate backends " + and(backend.NamesOf(native)) + " send it; for others use --extra-request-body"
 })
 
-func native(s backend.Spec) bool { return s.Kind == backend.KindNative }
+func native(s backend.Spec) bool { return s.Sampling() }
 
 func withBaseURL(c *bench.Config, _ func(string) string) string {
 	return unless(c.BaseURL == nil, "not used with --base-url, which names the server")
@@ -210,10 +210,10 @@ func gaps(c *bench.Config, _ func(string) string) string {
 // logprobs: native sends both; completions sends logprobs only when both
 // are set; the other backends send neither.
 func logprobs(c *bench.Config, _ func(string) string) string {
-	switch spec(c).Kind {
-	case backend.KindNative:
+	switch spec(c).Logprobs() {
+	case backend.LogprobsBoth:
 		return ""
-	case backend.KindCompletions:
+	case backend.LogprobsTop:
 		return unless(c.ReturnLogprob && c.TopLogprobsNum > 0,
 			"--backend "+c.Backend+" asks for logprobs only with both --return-logprob and --top-logprobs-num > 0")
 	}
