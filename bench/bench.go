@@ -40,7 +40,7 @@ type Env struct {
 	// of the grace period; the result still covers those that finished.
 	Cut <-chan struct{}
 	// Grace is how long requests in flight may finish after an interrupt
-	// (0: DefaultGrace).
+	// (0: exit.Grace).
 	Grace time.Duration
 	// Receive is how plain-HTTP responses are read: the receiver of
 	// http1.Options.Receive ("" or "auto", "events", "poller"). Package
@@ -49,9 +49,6 @@ type Env struct {
 	// locked: Stdout and Stderr are already syncio.Locked.
 	locked bool
 }
-
-// DefaultGrace is how long requests in flight may finish after an interrupt.
-const DefaultGrace = exit.Grace
 
 // withDefaults fills in what e leaves out. Request goroutines print
 // (--print-requests) and so does the interrupt notice: each write must
@@ -64,7 +61,7 @@ func (e Env) withDefaults() Env {
 		e.Now = time.Now
 	}
 	if e.Grace <= 0 {
-		e.Grace = DefaultGrace
+		e.Grace = exit.Grace
 	}
 	if !e.locked {
 		e.Stdout, e.Stderr, e.locked = syncio.Locked(e.Stdout), syncio.Locked(e.Stderr), true
@@ -98,7 +95,7 @@ func Run(ctx context.Context, cfg *Config, env Env) (*report.Result, error) {
 // ended the run before its measured part.
 func interruptedSetup(err error, env Env) error {
 	if interrupted(env.Interrupt) {
-		return &ExitError{Code: ExitInterrupted, Msg: "interrupted before the benchmark started: nothing to report"}
+		return &exit.Error{Code: exit.Interrupted, Msg: "interrupted before the benchmark started: nothing to report"}
 	}
 	return err
 }
@@ -114,7 +111,7 @@ func write(p *Plan, res *report.Result) error {
 	}
 	recs := res.Records
 	if res.Stop != nil {
-		return &ExitError{Code: ExitInterrupted, Msg: sprintf("interrupted; the result line for the %d requests that finished was appended to %s", len(recs), p.OutputFile)}
+		return &exit.Error{Code: exit.Interrupted, Msg: sprintf("interrupted; the result line for the %d requests that finished was appended to %s", len(recs), p.OutputFile)}
 	}
 	if res.Summary.Completed == 0 {
 		first := ""
@@ -124,10 +121,10 @@ func write(p *Plan, res *report.Result) error {
 				break
 			}
 		}
-		return &ExitError{Code: ExitAllFailed, Msg: sprintf("all %d requests failed; first error: %s", len(recs), first)}
+		return &exit.Error{Code: exit.AllFailed, Msg: sprintf("all %d requests failed; first error: %s", len(recs), first)}
 	}
 	if bad := report.Failed(res.Thresholds); len(bad) > 0 {
-		return &ExitError{Code: ExitThresholds, Msg: sprintf("%d of %d thresholds failed: %s", len(bad), len(res.Thresholds), strings.Join(bad, ", "))}
+		return &exit.Error{Code: exit.Thresholds, Msg: sprintf("%d of %d thresholds failed: %s", len(bad), len(res.Thresholds), strings.Join(bad, ", "))}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"benchserve/backend"
 	"benchserve/dataset"
 	"benchserve/hub"
+	"benchserve/internal/exit"
 	"benchserve/internal/py/pyjson"
 	"benchserve/internal/py/pyrand"
 	"benchserve/schedule"
@@ -194,11 +195,11 @@ func (p *Plan) findModel(ctx context.Context, cfg *Config, base string) (model s
 	if err != nil {
 		fmt.Fprintf(out, "Failed to fetch model from %s/v1/models. Error: %v\n", serverctl.Redact(base), err)
 		fmt.Fprintln(out, "Please specify the correct host and port using `--host` and `--port`.")
-		return "", false, &ExitError{Code: ExitFailure}
+		return "", false, &exit.Error{Code: exit.Failure}
 	}
 	if m == "" {
 		fmt.Fprintln(out, "No model specified or found. Please provide a model using `--model`.")
-		return "", false, &ExitError{Code: ExitFailure}
+		return "", false, &exit.Error{Code: exit.Failure}
 	}
 	cfg.Model = &m
 	return m, true, nil

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"benchserve/internal/exit"
 )
 
 func TestBaseURL(t *testing.T) {
@@ -72,8 +74,8 @@ func TestCheckSupported(t *testing.T) {
 		cfg := base()
 		c.edit(cfg)
 		err := checkSupported(cfg)
-		ee, ok := err.(*ExitError)
-		if !ok || ee.Code != ExitUsage || !strings.Contains(ee.Msg, c.want) {
+		ee, ok := err.(*exit.Error)
+		if !ok || ee.Code != exit.Usage || !strings.Contains(ee.Msg, c.want) {
 			t.Errorf("%q: got %v", c.want, err)
 		}
 	}

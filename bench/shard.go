@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"benchserve/internal/exit"
 	"benchserve/metrics"
 	"benchserve/record"
 	"benchserve/report"
@@ -27,7 +28,7 @@ func (r *runner) commonStart(ctx context.Context) (time.Time, error) {
 		return start, nil
 	}
 	if !schedule.WaitUntil(ctx, start) {
-		return start, &ExitError{Code: ExitInterrupted, Msg: "interrupted while waiting for --start-at: nothing to report"}
+		return start, &exit.Error{Code: exit.Interrupted, Msg: "interrupted while waiting for --start-at: nothing to report"}
 	}
 	return start, nil
 }

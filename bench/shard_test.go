@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"benchserve/internal/exit"
 	"benchserve/metrics"
 )
 
@@ -29,7 +30,7 @@ func TestCheckStartAt(t *testing.T) {
 		got := ""
 		if err != nil {
 			got = err.Error()
-			if ee, ok := err.(*ExitError); !ok || ee.Code != ExitUsage {
+			if ee, ok := err.(*exit.Error); !ok || ee.Code != exit.Usage {
 				t.Errorf("%v ago: %T %v, want a usage error", c.ago, err, err)
 			}
 		}

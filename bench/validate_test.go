@@ -6,6 +6,7 @@ import (
 
 	"benchserve/backend"
 	"benchserve/dataset"
+	"benchserve/internal/exit"
 )
 
 func TestCheckTarget(t *testing.T) {
@@ -35,7 +36,7 @@ func TestCheckTarget(t *testing.T) {
 		got := ""
 		if err := checkTarget(&c.cfg); err != nil {
 			got = err.Error()
-			if ee, ok := err.(*ExitError); !ok || ee.Code != ExitUsage {
+			if ee, ok := err.(*exit.Error); !ok || ee.Code != exit.Usage {
 				t.Errorf("%+v: %#v is not a usage error", c.cfg, err)
 			}
 		}

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"benchserve/bench"
+	"benchserve/internal/exit"
 	"benchserve/report"
 )
 
@@ -15,15 +15,15 @@ func (s *searcher) finish(r *runner, o outcome) error {
 	rep := s.report(r, o)
 	if r.out != "" {
 		if err := report.Append(r.out, rep.Line()); err != nil {
-			return &bench.ExitError{Code: bench.ExitFailure, Msg: "--output-file: " + err.Error()}
+			return &exit.Error{Code: exit.Failure, Msg: "--output-file: " + err.Error()}
 		}
 	}
 	r.table.Line(rep.Answer())
 	switch {
 	case math.IsNaN(o.lo) && math.IsNaN(o.hi):
-		return &bench.ExitError{Code: bench.ExitFailure, Msg: fmt.Sprintf("the run budget of %d (--search-max-runs) ended before the search's first run", s.maxRuns)}
+		return &exit.Error{Code: exit.Failure, Msg: fmt.Sprintf("the run budget of %d (--search-max-runs) ended before the search's first run", s.maxRuns)}
 	case math.IsNaN(o.lo):
-		return &bench.ExitError{Code: bench.ExitThresholds, Msg: fmt.Sprintf("no load met %s (lowest tried: %s)", strings.Join(rep.SLOs, ", "), rep.Load(o.hi))}
+		return &exit.Error{Code: exit.Thresholds, Msg: fmt.Sprintf("no load met %s (lowest tried: %s)", strings.Join(rep.SLOs, ", "), rep.Load(o.hi))}
 	}
 	return nil
 }

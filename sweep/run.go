@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"benchserve/bench"
+	"benchserve/internal/exit"
 	"benchserve/report"
 )
 
@@ -45,7 +46,7 @@ func Run(ctx context.Context, c *Config, env bench.Env) error {
 	default:
 		var pts []Point
 		if pts, err = c.Grid(); err != nil {
-			return &bench.ExitError{Code: bench.ExitUsage, Msg: err.Error()}
+			return &exit.Error{Code: exit.Usage, Msg: err.Error()}
 		}
 		for _, pt := range pts {
 			if _, err = r.point(ctx, pt); err != nil {
@@ -64,9 +65,9 @@ func (r *runner) exit(err error) error {
 	}
 	switch {
 	case r.runs > 0 && r.broken == r.runs:
-		return &bench.ExitError{Code: bench.ExitAllFailed, Msg: fmt.Sprintf("every one of the %d runs failed; their lines are in %s", r.runs, r.out)}
+		return &exit.Error{Code: exit.AllFailed, Msg: fmt.Sprintf("every one of the %d runs failed; their lines are in %s", r.runs, r.out)}
 	case r.thresholdsFailed:
-		return &bench.ExitError{Code: bench.ExitThresholds, Msg: "a --threshold failed at some points (the SLO column); their lines are in " + r.out}
+		return &exit.Error{Code: exit.Thresholds, Msg: "a --threshold failed at some points (the SLO column); their lines are in " + r.out}
 	}
 	return nil
 }
@@ -88,7 +89,7 @@ func (r *runner) interrupted() bool {
 }
 
 func (r *runner) stopped() error {
-	return &bench.ExitError{Code: bench.ExitInterrupted, Msg: fmt.Sprintf("interrupted; the lines of the %d runs that finished were appended to %s", r.runs, r.out)}
+	return &exit.Error{Code: exit.Interrupted, Msg: fmt.Sprintf("interrupted; the lines of the %d runs that finished were appended to %s", r.runs, r.out)}
 }
 
 // plan is the prepared plan for a point's lengths: prepared once (the
@@ -163,7 +164,7 @@ func (r *runner) run(ctx context.Context, pt Point, k int) (res *report.Result, 
 		}
 		msg := xerr.Error()
 		if err := report.Append(r.out, report.SweepBrokenLine(r.sweepPoint(pt, idx, k, nil), msg)); err != nil {
-			return nil, false, &bench.ExitError{Code: bench.ExitFailure, Msg: "--output-file: " + err.Error()}
+			return nil, false, &exit.Error{Code: exit.Failure, Msg: "--output-file: " + err.Error()}
 		}
 		r.table.Broken(r.sweepPoint(pt, idx, k, nil), msg)
 		return nil, false, r.brokenPoint()
@@ -172,7 +173,7 @@ func (r *runner) run(ctx context.Context, pt Point, k int) (res *report.Result, 
 	sp := r.sweepPoint(pt, idx, k, r.passed(res))
 	res.Tail = report.SweepTail(sp)
 	if err := report.Append(r.out, res.Line()); err != nil {
-		return nil, false, &bench.ExitError{Code: bench.ExitFailure, Msg: "--output-file: " + err.Error()}
+		return nil, false, &exit.Error{Code: exit.Failure, Msg: "--output-file: " + err.Error()}
 	}
 	if len(report.Failed(res.Thresholds)) > 0 {
 		r.thresholdsFailed = true
@@ -193,7 +194,7 @@ func (r *runner) brokenPoint() error {
 	r.broken++
 	r.inARow++
 	if r.inARow >= maxBrokenInARow {
-		return &bench.ExitError{Code: bench.ExitFailure, Msg: fmt.Sprintf("%d points in a row failed (the server may be down): the sweep stops; the lines of its %d runs are in %s", r.inARow, r.runs, r.out)}
+		return &exit.Error{Code: exit.Failure, Msg: fmt.Sprintf("%d points in a row failed (the server may be down): the sweep stops; the lines of its %d runs are in %s", r.inARow, r.runs, r.out)}
 	}
 	return nil
 }

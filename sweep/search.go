@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"benchserve/bench"
+	"benchserve/internal/exit"
 	"benchserve/report"
 )
 
@@ -52,7 +52,7 @@ func (r *runner) meanRate(ctx context.Context, pt Point) (float64, error) {
 		return 0, err
 	}
 	if len(results) == 0 {
-		return 0, &bench.ExitError{Code: bench.ExitFailure, Msg: fmt.Sprintf("the %s run failed: no rate to sweep from", pt.Phase)}
+		return 0, &exit.Error{Code: exit.Failure, Msg: fmt.Sprintf("the %s run failed: no rate to sweep from", pt.Phase)}
 	}
 	sum := 0.0
 	for _, res := range results {
@@ -310,7 +310,7 @@ func (r *runner) search(ctx context.Context) error {
 			return err
 		}
 		if !ok || res == nil {
-			return &bench.ExitError{Code: bench.ExitFailure, Msg: "the ceiling run failed: no rate to start the search from"}
+			return &exit.Error{Code: exit.Failure, Msg: "the ceiling run failed: no rate to start the search from"}
 		}
 		x0 = res.Summary.RequestThroughput / 2
 	case len(c.Concurrencies) > 0 && c.Concurrencies[0] > 0:

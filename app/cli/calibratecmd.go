@@ -7,7 +7,7 @@ import (
 
 	"benchserve/app/calibrate"
 	"benchserve/backend"
-	"benchserve/bench"
+	"benchserve/internal/exit"
 	"benchserve/internal/py/argparse"
 )
 
@@ -58,7 +58,7 @@ func CalibrateMain(ctx context.Context, args []string, pio IO) int {
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return exitCode(&bench.ExitError{Code: bench.ExitFailure, Msg: "calibrate: cannot find the benchserve binary: " + err.Error()}, pio.Stderr)
+		return exitCode(&exit.Error{Code: exit.Failure, Msg: "calibrate: cannot find the benchserve binary: " + err.Error()}, pio.Stderr)
 	}
 	ints := func(k string) []int {
 		var out []int
@@ -80,10 +80,10 @@ func CalibrateMain(ctx context.Context, args []string, pio IO) int {
 		Out:                   pio.Stdout,
 	}
 	if err := opts.Check(); err != nil {
-		return exitCode(&bench.ExitError{Code: bench.ExitUsage, Msg: "calibrate: " + err.Error()}, pio.Stderr)
+		return exitCode(&exit.Error{Code: exit.Usage, Msg: "calibrate: " + err.Error()}, pio.Stderr)
 	}
 	if err := calibrate.Run(ctx, opts); err != nil {
-		return exitCode(&bench.ExitError{Code: bench.ExitFailure, Msg: "calibrate: " + err.Error()}, pio.Stderr)
+		return exitCode(&exit.Error{Code: exit.Failure, Msg: "calibrate: " + err.Error()}, pio.Stderr)
 	}
-	return bench.ExitOK
+	return exit.OK
 }

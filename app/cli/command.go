@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"benchserve/bench"
+	"benchserve/internal/exit"
 	"benchserve/internal/syncio"
 	"benchserve/internal/version"
 	"benchserve/wire/http1"
@@ -69,7 +70,7 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 		// not a flag is a mistyped command, better named as one than as
 		// argparse's "unrecognized arguments".
 		if !strings.HasPrefix(args[0], "-") {
-			return exitCode(&bench.ExitError{Code: bench.ExitUsage, Msg: unknownCommand(args[0])}, pio.Stderr)
+			return exitCode(&exit.Error{Code: exit.Usage, Msg: unknownCommand(args[0])}, pio.Stderr)
 		}
 	}
 	cfg, given, err := parse(args, pio.columns())
@@ -113,7 +114,7 @@ const receiveEnv = "BENCHSERVE_RECEIVE"
 func setUp(cfg *bench.Config, given map[string]bool, pio IO, name string) (stop func(), err error) {
 	stop = func() {}
 	if err := http1.CheckReceive(pio.Getenv(receiveEnv)); err != nil {
-		return stop, &bench.ExitError{Code: bench.ExitUsage, Msg: receiveEnv + ": " + err.Error()}
+		return stop, &exit.Error{Code: exit.Usage, Msg: receiveEnv + ": " + err.Error()}
 	}
 	var notes []string
 	if cfg.Sim {
@@ -163,7 +164,7 @@ func interrupts(ctx context.Context, pio IO) (stop, cut <-chan struct{}) {
 			default:
 				fmt.Fprintln(pio.Stderr, "benchserve: interrupted a third time: exiting now")
 				if pio.Exit != nil {
-					pio.Exit(bench.ExitInterrupted)
+					pio.Exit(exit.Interrupted)
 				}
 				return
 			}
@@ -215,18 +216,18 @@ func parseOutcome(err error, pio IO) (code int, done bool) {
 		// One line, where argparse prints its whole usage first: the
 		// message names the flag, and --help is there for the rest.
 		fmt.Fprintf(pio.Stderr, "%s: error: %s\n", prog, uerr.Msg)
-		return bench.ExitUsage, true
+		return exit.Usage, true
 	}
 	fmt.Fprintf(pio.Stderr, "%s: error: %v\n", prog, err)
-	return bench.ExitUsage, true
+	return exit.Usage, true
 }
 
 // exitCode maps a run's error to the exit code, printing its message.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
-		return bench.ExitOK
+		return exit.OK
 	}
-	var ee *bench.ExitError
+	var ee *exit.Error
 	if errors.As(err, &ee) {
 		if ee.Msg != "" {
 			fmt.Fprintf(stderr, "%s: error: %s\n", prog, ee.Msg)
@@ -234,5 +235,5 @@ func exitCode(err error, stderr io.Writer) int {
 		return ee.Code
 	}
 	fmt.Fprintf(stderr, "%s: error: %v\n", prog, err)
-	return bench.ExitFailure
+	return exit.Failure
 }

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"benchserve/bench"
+	"benchserve/internal/exit"
 	"benchserve/internal/testenv"
 )
 
@@ -225,8 +225,8 @@ func TestEndToEndAllFail(t *testing.T) {
 	code, stdout, stderr := run(t, nil, "--backend", "sglang", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
 		"--dataset-name", "random-ids", "--num-prompts", "4", "--random-input-len", "8", "--random-output-len", "4",
 		"--warmup-requests", "0", "--output-file", out)
-	if code != bench.ExitAllFailed {
-		t.Fatalf("exit %d, want %d\n%s\n%s", code, bench.ExitAllFailed, stdout, stderr)
+	if code != exit.AllFailed {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exit.AllFailed, stdout, stderr)
 	}
 	if got := field(t, stdout, "Successful requests:"); got != "0" {
 		t.Errorf("successful = %s", got)
@@ -242,7 +242,7 @@ func TestEndToEndAllFail(t *testing.T) {
 	code, _, stderr = run(t, nil, "--backend", "sglang", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
 		"--dataset-name", "random-ids", "--num-prompts", "4", "--random-input-len", "8", "--random-output-len", "4",
 		"--output-file", out)
-	if code != bench.ExitFailure || !strings.Contains(stderr, "benchserve: error: Warmup failed - Please make sure benchmark arguments are correctly specified. Error: 500 Internal Server Error") {
+	if code != exit.Failure || !strings.Contains(stderr, "benchserve: error: Warmup failed - Please make sure benchmark arguments are correctly specified. Error: 500 Internal Server Error") {
 		t.Errorf("warmup failure: exit %d\n%s", code, stderr)
 	}
 }
@@ -463,8 +463,8 @@ func TestEndToEndInterrupt(t *testing.T) {
 	code := Main(context.Background(), []string{"--backend", "vllm", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
 		"--dataset-name", "random-ids", "--num-prompts", "10000", "--random-input-len", "8", "--random-output-len", "4",
 		"--request-rate", "20", "--output-file", out}, IO{Stdout: &stdout, Stderr: &stderr, Signals: sigs, Exit: func(int) { t.Error("exited at once on one signal") }})
-	if code != bench.ExitInterrupted {
-		t.Fatalf("exit %d, want %d\n%s\n%s", code, bench.ExitInterrupted, stdout.String(), stderr.String())
+	if code != exit.Interrupted {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exit.Interrupted, stdout.String(), stderr.String())
 	}
 	m := readLine(t, out)
 	if m["interrupted"] != true {
@@ -502,8 +502,8 @@ func TestEndToEndSecondInterruptCuts(t *testing.T) {
 		"--dataset-name", "random-ids", "--num-prompts", "50", "--random-input-len", "8", "--random-output-len", "4",
 		"--warmup-requests", "0", "--output-file", out},
 		IO{Stdout: &stdout, Stderr: &stderr, Signals: sigs, Exit: func(int) { t.Error("exited at once on the second signal") }})
-	if code != bench.ExitInterrupted {
-		t.Fatalf("exit %d, want %d\n%s\n%s", code, bench.ExitInterrupted, stdout.String(), stderr.String())
+	if code != exit.Interrupted {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exit.Interrupted, stdout.String(), stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "interrupted again: cancelling what is in flight") {
 		t.Errorf("stderr: %s", stderr.String())
@@ -556,7 +556,7 @@ func TestTLS(t *testing.T) {
 		"--num-prompts", "2", "--random-input-len", "4", "--random-output-len", "2", "--ready-check-timeout-sec", "1",
 		"--output-file", filepath.Join(dir, "r.jsonl")}
 	code, _, stderr := run(t, nil, base...)
-	if code != bench.ExitFailure || !strings.Contains(stderr, "certificate") {
+	if code != exit.Failure || !strings.Contains(stderr, "certificate") {
 		t.Errorf("unverified server: exit %d, stderr %q", code, stderr)
 	}
 	for _, extra := range [][]string{{"--cacert", ca}, {"--insecure"}} {
@@ -564,7 +564,7 @@ func TestTLS(t *testing.T) {
 			t.Errorf("%v: exit %d\n%s\n%s", extra, code, stdout, stderr)
 		}
 	}
-	if code, _, stderr := run(t, nil, append(base, "--cacert", filepath.Join(dir, "r.jsonl"))...); code != bench.ExitUsage || !strings.Contains(stderr, "--cacert") {
+	if code, _, stderr := run(t, nil, append(base, "--cacert", filepath.Join(dir, "r.jsonl"))...); code != exit.Usage || !strings.Contains(stderr, "--cacert") {
 		t.Errorf("bad --cacert: exit %d, %q", code, stderr)
 	}
 }
@@ -576,7 +576,7 @@ func TestRequestTimeout(t *testing.T) {
 	code, stdout, stderr := run(t, nil, "--backend", "vllm", "--base-url", srv.srv.URL, "--tokenizer", "o200k_base",
 		"--dataset-name", "random-ids", "--num-prompts", "2", "--random-input-len", "4", "--random-output-len", "2",
 		"--request-timeout", "0.3", "--warmup-requests", "0", "--output-file", out, "--output-details")
-	if code != bench.ExitAllFailed {
+	if code != exit.AllFailed {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stderr, "exceeded its 300ms limit") {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"benchserve/bench"
+	"benchserve/internal/exit"
 	"benchserve/internal/testenv"
 	"benchserve/sim"
 )
@@ -159,7 +159,7 @@ func TestFaultMatrix(t *testing.T) {
 				"--random-input-len", "16", "--random-output-len", "8", "--random-range-ratio", "1", "--num-prompts", strconv.Itoa(n),
 				"--warmup-requests", "0", "--max-concurrency", "32", "--output-file", out, "--output-details"}
 			code, stdout, stderr := run(t, nil, append(args, c.args...)...)
-			if code != bench.ExitOK {
+			if code != exit.OK {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 			}
 			if strings.Contains(stdout+stderr, "goroutine ") || strings.Contains(stdout+stderr, "panic") {
@@ -277,8 +277,8 @@ func TestFaultAllFail(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "res.jsonl")
 	code, stdout, stderr := run(t, nil, "--backend", "sglang-oai-chat", "--base-url", base, "--dataset-name", "random-ids",
 		"--random-input-len", "16", "--random-output-len", "8", "--num-prompts", "50", "--warmup-requests", "0", "--output-file", out)
-	if code != bench.ExitAllFailed {
-		t.Fatalf("exit %d, want %d\n%s\n%s", code, bench.ExitAllFailed, stdout, stderr)
+	if code != exit.AllFailed {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exit.AllFailed, stdout, stderr)
 	}
 	want := "benchserve: error: all 50 requests failed; first error: 503 Service Unavailable: {\"error\":{\"message\":\"The server is overloaded or not ready yet (simulated fault 503).\""
 	if !strings.HasPrefix(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {

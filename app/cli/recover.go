@@ -3,7 +3,7 @@ package cli
 import (
 	"fmt"
 
-	"benchserve/bench"
+	"benchserve/internal/exit"
 )
 
 // tracebackEnv, when set, lets a panic through with Go's stack trace.
@@ -21,5 +21,5 @@ func lastResort(pio IO, code *int) {
 		return
 	}
 	fmt.Fprintf(pio.Stderr, "%s: internal error: %v; set %s=1 for the stack\n", prog, r, tracebackEnv)
-	*code = bench.ExitFailure
+	*code = exit.Failure
 }

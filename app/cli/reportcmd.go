@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"benchserve/bench"
+	"benchserve/internal/exit"
 	"benchserve/internal/py/argparse"
 	"benchserve/internal/version"
 	"benchserve/report/page"
@@ -107,7 +107,7 @@ func positionalsWith(args []string, valued map[string]bool) (files, rest []strin
 	return files, rest
 }
 
-func failed(err error) error { return &bench.ExitError{Code: bench.ExitFailure, Msg: err.Error()} }
+func failed(err error) error { return &exit.Error{Code: exit.Failure, Msg: err.Error()} }
 
 func strList(v any) []string {
 	l, _ := v.([]any)

@@ -17,7 +17,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/yaml"
 
-	"benchserve/bench"
+	"benchserve/internal/exit"
 	"benchserve/internal/release"
 	"benchserve/internal/testenv"
 )
@@ -271,4 +271,4 @@ func TestK8sManifestYAML(t *testing.T) {
 	}
 }
 
-var _ = bench.ExitOK
+var _ = exit.OK

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"benchserve/bench"
+	"benchserve/internal/exit"
 	"benchserve/sim"
 )
 
@@ -23,23 +24,23 @@ func SimMain(ctx context.Context, args []string, pio IO) int {
 	cfg.Getenv = pio.Getenv
 	srv, err := sim.New(*cfg)
 	if err != nil {
-		return exitCode(&bench.ExitError{Code: bench.ExitUsage, Msg: err.Error()}, pio.Stderr)
+		return exitCode(&exit.Error{Code: exit.Usage, Msg: err.Error()}, pio.Stderr)
 	}
 	defer srv.Close()
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return exitCode(&bench.ExitError{Code: bench.ExitFailure, Msg: fmt.Sprintf("--host/--port: cannot listen on %s: %v", addr, err)}, pio.Stderr)
+		return exitCode(&exit.Error{Code: exit.Failure, Msg: fmt.Sprintf("--host/--port: cannot listen on %s: %v", addr, err)}, pio.Stderr)
 	}
 	if err := srv.Start(ln); err != nil {
-		return exitCode(&bench.ExitError{Code: bench.ExitFailure, Msg: err.Error()}, pio.Stderr)
+		return exitCode(&exit.Error{Code: exit.Failure, Msg: err.Error()}, pio.Stderr)
 	}
 	fmt.Fprintf(pio.Stdout, "benchserve sim: serving %q (preset %s, tokenizer %s) at %s; Ctrl-C stops it\n", cfg.Model, cfg.Preset, cfg.Tokenizer, srv.URL())
 	select {
 	case <-ctx.Done():
 	case <-pio.Signals:
 	}
-	return bench.ExitOK
+	return exit.OK
 }
 
 // demo is what --sim alone runs: a short run on data that needs no
@@ -62,7 +63,7 @@ var demoFlags = fmt.Sprintf("--dataset-name %s --num-prompts %d --random-input-l
 func simDefaults(cfg *bench.Config, given map[string]bool) (notes []string, err error) {
 	for _, f := range []string{"--base-url", "--host", "--port"} {
 		if given[f] {
-			return nil, &bench.ExitError{Code: bench.ExitUsage, Msg: "--sim starts its own server: drop " + f}
+			return nil, &exit.Error{Code: exit.Usage, Msg: "--sim starts its own server: drop " + f}
 		}
 	}
 	if simAlone(given) {
@@ -108,11 +109,11 @@ func simResultFile(cfg *bench.Config, start time.Time) string {
 // lineWritten is whether a run that ended with err appended its result
 // line and did not already say where (an interrupt's message does).
 func lineWritten(err error) bool {
-	var ee *bench.ExitError
+	var ee *exit.Error
 	if err == nil {
 		return true
 	}
-	return errors.As(err, &ee) && (ee.Code == bench.ExitAllFailed || ee.Code == bench.ExitThresholds)
+	return errors.As(err, &ee) && (ee.Code == exit.AllFailed || ee.Code == exit.Thresholds)
 }
 
 func fileExists(name string) bool {
@@ -125,7 +126,7 @@ func fileExists(name string) bool {
 func startSim(cfg *bench.Config, pio IO) (stop func(), err error) {
 	sc, err := sim.Preset(cfg.SimPreset)
 	if err != nil {
-		return nil, &bench.ExitError{Code: bench.ExitUsage, Msg: "--sim-preset: " + err.Error()}
+		return nil, &exit.Error{Code: exit.Usage, Msg: "--sim-preset: " + err.Error()}
 	}
 	if cfg.Model != nil {
 		sc.Model = *cfg.Model
@@ -136,16 +137,16 @@ func startSim(cfg *bench.Config, pio IO) (stop func(), err error) {
 	sc.Getenv = pio.Getenv
 	srv, err := sim.New(sc)
 	if err != nil {
-		return nil, &bench.ExitError{Code: bench.ExitUsage, Msg: "--sim: " + err.Error()}
+		return nil, &exit.Error{Code: exit.Usage, Msg: "--sim: " + err.Error()}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		srv.Close()
-		return nil, &bench.ExitError{Code: bench.ExitFailure, Msg: "--sim: " + err.Error()}
+		return nil, &exit.Error{Code: exit.Failure, Msg: "--sim: " + err.Error()}
 	}
 	if err := srv.Start(ln); err != nil {
 		srv.Close()
-		return nil, &bench.ExitError{Code: bench.ExitFailure, Msg: "--sim: " + err.Error()}
+		return nil, &exit.Error{Code: exit.Failure, Msg: "--sim: " + err.Error()}
 	}
 	u := srv.URL()
 	cfg.BaseURL = &u

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"benchserve/bench"
+	"benchserve/internal/exit"
 	"benchserve/internal/testenv"
 	"benchserve/report/page"
 )
@@ -313,7 +313,7 @@ func TestSweepInterrupt(t *testing.T) {
 		"--dataset-name", "random-ids", "--random-input-len", "8", "--random-output-len", "4", "--num-prompts", "10",
 		"--warmup-requests", "0", "--sweep-pause", "0", "--request-rate", "20", "20", "20", "20", "20", "20", "--output-file", out},
 		IO{Stdout: &stdout, Stderr: &stderr, Signals: sigs, Exit: func(int) { t.Error("exited at once on one signal") }})
-	if code != bench.ExitInterrupted {
+	if code != exit.Interrupted {
 		t.Fatalf("exit %d, want 130\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 	lines := readLines(t, out)

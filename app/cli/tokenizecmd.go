@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"benchserve/bench"
+	"benchserve/internal/exit"
 	"benchserve/internal/py/argparse"
 	"benchserve/tokenizer"
 )
@@ -124,21 +124,21 @@ func TokenizeMain(ctx context.Context, args []string, pio IO) int {
 	}
 	chat, err := o.chatOptions()
 	if err != nil {
-		return exitCode(&bench.ExitError{Code: bench.ExitUsage, Msg: err.Error()}, pio.Stderr)
+		return exitCode(&exit.Error{Code: exit.Usage, Msg: err.Error()}, pio.Stderr)
 	}
 	tok, err := tokenizer.Resolve(ctx, o.tokenizer, tokenizer.ResolveOptions{Getenv: pio.Getenv})
 	if err != nil {
-		return exitCode(&bench.ExitError{Code: bench.ExitFailure, Msg: "--tokenizer: " + err.Error()}, pio.Stderr)
+		return exitCode(&exit.Error{Code: exit.Failure, Msg: "--tokenizer: " + err.Error()}, pio.Stderr)
 	}
 	var ct tokenizer.ChatTemplater
 	if o.chatTemplate {
 		var ok bool
 		if ct, ok = tok.(tokenizer.ChatTemplater); !ok {
-			return exitCode(&bench.ExitError{Code: bench.ExitFailure,
+			return exitCode(&exit.Error{Code: exit.Failure,
 				Msg: fmt.Sprintf("--chat-template: tokenizer %s has no chat templates (a built-in encoding)", tok.Name())}, pio.Stderr)
 		}
 		if n, ok := tok.(interface{ ChatTemplateNames() []string }); ok && o.templateName != "" && !slices.Contains(n.ChatTemplateNames(), o.templateName) {
-			return exitCode(&bench.ExitError{Code: bench.ExitFailure,
+			return exitCode(&exit.Error{Code: exit.Failure,
 				Msg: fmt.Sprintf("--template-name: tokenizer %s has no template %q (it has: %s)", tok.Name(), o.templateName, strings.Join(n.ChatTemplateNames(), ", "))}, pio.Stderr)
 		}
 	}
@@ -153,9 +153,9 @@ func TokenizeMain(ctx context.Context, args []string, pio IO) int {
 		err = fmt.Errorf("stdout: %v", ferr)
 	}
 	if err != nil {
-		return exitCode(&bench.ExitError{Code: bench.ExitFailure, Msg: err.Error()}, pio.Stderr)
+		return exitCode(&exit.Error{Code: exit.Failure, Msg: err.Error()}, pio.Stderr)
 	}
-	return bench.ExitOK
+	return exit.OK
 }
 
 // chatOptions reads --tools and --kwargs.
