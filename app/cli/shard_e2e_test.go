@@ -197,6 +197,10 @@ func TestK8sManifest(t *testing.T) {
 	if *shards.Spec.CompletionMode != batchv1.IndexedCompletion || *shards.Spec.Completions != 4 || *shards.Spec.Parallelism != 4 {
 		t.Errorf("shard job spec %+v", shards.Spec)
 	}
+	// A lost shard fails its index only, not retried, and the others run on.
+	if p := shards.Spec.BackoffLimitPerIndex; p == nil || *p != 0 || shards.Spec.BackoffLimit != nil {
+		t.Errorf("shard job: backoffLimitPerIndex %v, backoffLimit %v; want 0 and unset", p, shards.Spec.BackoffLimit)
+	}
 	c := shards.Spec.Template.Spec.Containers[0]
 	if !reflect.DeepEqual(c.Args[:4], []string{"--shard", "$(JOB_COMPLETION_INDEX)/4", "--start-at", "1798000000"}) || c.Env[0].Name != "JOB_COMPLETION_INDEX" {
 		t.Errorf("shard container %v %v", c.Args, c.Env)
@@ -211,6 +215,9 @@ func TestK8sManifest(t *testing.T) {
 	for _, j := range jobs {
 		if sc := j.Spec.Template.Spec.SecurityContext; sc == nil || sc.FSGroup == nil || *sc.FSGroup != release.UID {
 			t.Errorf("%s: pod securityContext %+v, want fsGroup %d", j.Name, sc, release.UID)
+		}
+		if a := j.Spec.Template.Spec.AutomountServiceAccountToken; a == nil || *a {
+			t.Errorf("%s: automountServiceAccountToken %v, want false: the pods need no API credentials", j.Name, a)
 		}
 	}
 	// The benchmark flags are checked as the main command checks them.

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,12 +29,17 @@ func main() {
 	out := flag.String("o", "dist", "directory to write the artifacts to")
 	tag := flag.String("tag", "", "the release's tag, vMAJOR.MINOR.PATCH; the tree must be clean and at the tag if it exists (default: a build that is not a release)")
 	certs := flag.String("cacerts", release.CACertPath, "PEM bundle of CA certificates the image holds")
+	platList := flag.String("platforms", "", "comma-separated GOOS/GOARCH pairs to build, e.g. linux/amd64 (default: all five)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fail("unexpected argument %q (flags: -o DIR, -tag vX.Y.Z, -cacerts FILE)", flag.Arg(0))
 	}
 	if *tag != "" && !release.ValidTag(*tag) {
 		fail("-tag %q: want vMAJOR.MINOR.PATCH, e.g. v0.3.0 or v0.3.0-rc.1", *tag)
+	}
+	plats, err := platforms(*platList)
+	if err != nil {
+		fail("-platforms %q: %v", *platList, err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -66,12 +72,30 @@ func main() {
 	start := time.Now()
 	names, err := release.Build(ctx, release.Options{
 		ModuleDir: dir, Out: *out, Tag: *tag, Commit: tree.Commit, Modified: tree.Modified,
-		Created: created, CACerts: *certs, Log: os.Stderr, Env: os.Environ(),
+		Created: created, CACerts: *certs, Platforms: plats, Log: os.Stderr, Env: os.Environ(),
 	})
 	if err != nil {
 		fail("%v", err)
 	}
 	fmt.Fprintf(os.Stderr, "release: %d files in %s in %.0f s\n", len(names), *out, time.Since(start).Seconds())
+}
+
+// platforms reads -platforms: nil for all, else the named ones of
+// release.Platforms (a one-platform build is the quick way to an image
+// for the host, as tools/k8s-e2e/run makes).
+func platforms(list string) ([]release.Platform, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var out []release.Platform
+	for _, name := range strings.Split(list, ",") {
+		i := slices.IndexFunc(release.Platforms, func(p release.Platform) bool { return p.String() == strings.TrimSpace(name) })
+		if i < 0 {
+			return nil, fmt.Errorf("%q is not one of %v", name, release.Platforms)
+		}
+		out = append(out, release.Platforms[i])
+	}
+	return out, nil
 }
 
 func fail(format string, a ...any) {
