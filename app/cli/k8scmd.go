@@ -22,6 +22,12 @@ func newK8sParser() *argparse.Parser {
 	p.Add(argparse.Option{Name: "--name", Default: "benchserve", Help: "Name of the Jobs (the merge Job adds -merge)."})
 	p.Add(argparse.Option{Name: "--image", Default: "benchserve:latest", Help: "Image holding the static binary at /benchserve (go run ./tools/release builds one: docs/scale-out.md)."})
 	p.Add(argparse.Option{Name: "--pvc", Default: "benchserve-records", Help: "PersistentVolumeClaim (ReadWriteMany) mounted at /records in every pod."})
+	p.Add(argparse.Option{Name: "--records-host-path", Metavar: "DIR", Help: "Mount this node-local directory at /records instead of a PVC (hostPath, type Directory), " +
+		"for a cluster without a storage class: every pod must run on the node that holds it (a single-node cluster), " +
+		"and it must exist and be writable by uid 65532, the image's user (fsGroup does not apply to hostPath): install -d -o 65532 -g 65532 DIR."})
+	p.Add(argparse.Option{Name: "--host-network", Action: argparse.StoreTrue, Help: "Run the shard pods in the node's network namespace (hostNetwork, with dnsPolicy ClusterFirstWithHostNet " +
+		"so a Service's name still resolves): no CNI hop in the timings; the pods share the node's network and ports."})
+	p.Add(argparse.Option{Name: "--image-pull-policy", Choices: []string{"Always", "IfNotPresent", "Never"}, Help: "imagePullPolicy of both Jobs' containers (default: Kubernetes', from the image's tag)."})
 	p.Add(argparse.Option{Name: "--start-at", Type: argparse.Float, Help: "Common start, Unix seconds (default: now + --start-delay)."})
 	p.Add(argparse.Option{Name: "--start-delay", Type: argparse.Float, Default: 120.0, Help: "Seconds from now to the common start: time for every pod to be scheduled and warmed up."})
 	p.Add(argparse.Option{Name: "--output", Aliases: []string{"-o"}, Choices: []string{"json", "yaml"}, Default: "json", Help: "Format of the manifest."})
@@ -51,8 +57,11 @@ func K8sJobMain(_ context.Context, args []string, pio IO) int {
 	if start == 0 {
 		start = float64(time.Now().Add(time.Duration(ns.Get("start_delay").(float64) * float64(time.Second))).Unix())
 	}
+	hostPath, _ := ns.Get("records_host_path").(string)
+	pull, _ := ns.Get("image_pull_policy").(string)
 	m := manifest(k8sSpec{
-		Name: ns.Get("name").(string), Image: ns.Get("image").(string), PVC: ns.Get("pvc").(string),
+		Name: ns.Get("name").(string), Image: ns.Get("image").(string), PVC: ns.Get("pvc").(string), HostPath: hostPath,
+		HostNetwork: ns.Get("host_network").(bool), PullPolicy: pull,
 		Shards: ns.Get("shards").(int), StartAt: start, Streams: streamsPerShard(ns, bench), Bench: bench,
 	})
 	if ns.Get("output") == "yaml" {
@@ -68,6 +77,15 @@ func K8sJobMain(_ context.Context, args []string, pio IO) int {
 func checkK8s(ns *argparse.Namespace, bench []string) error {
 	if n := ns.Get("shards").(int); n < 1 {
 		return &UsageError{Msg: "--shards: give the number of pods, >= 1"}
+	}
+	if dir, ok := ns.Get("records_host_path").(string); ok {
+		if ns.Given("pvc") {
+			return &UsageError{Msg: "--records-host-path and --pvc: give one; both are the /records volume"}
+		}
+		// Absolute in the node's filesystem, whichever OS prints the manifest.
+		if !strings.HasPrefix(dir, "/") {
+			return &UsageError{Msg: fmt.Sprintf("--records-host-path %s: give an absolute path on the node", dir)}
+		}
 	}
 	for _, a := range bench {
 		for _, own := range []string{"--shard", "--start-at", "--start-in", "--record-file", "--output-file", "--sim"} {
@@ -97,6 +115,9 @@ func streamsPerShard(ns *argparse.Namespace, bench []string) int {
 
 type k8sSpec struct {
 	Name, Image, PVC string
+	HostPath         string // the records volume is this node directory, not PVC
+	HostNetwork      bool   // the shard pods run in the node's network namespace
+	PullPolicy       string // both containers' imagePullPolicy ("": Kubernetes' default)
 	Shards, Streams  int
 	StartAt          float64
 	Bench            []string
@@ -125,6 +146,9 @@ func manifest(s k8sSpec) obj {
 	// write their record files.
 	podSecurity := obj{"fsGroup": 65532}
 	vol := []any{obj{"name": "records", "persistentVolumeClaim": obj{"claimName": s.PVC}}}
+	if s.HostPath != "" {
+		vol = []any{obj{"name": "records", "hostPath": obj{"path": s.HostPath, "type": "Directory"}}}
+	}
 	mount := []any{obj{"name": "records", "mountPath": "/records"}}
 	n := strconv.Itoa(s.Shards)
 	args := append([]string{
@@ -175,6 +199,18 @@ func manifest(s k8sSpec) obj {
 				},
 			},
 		},
+	}
+	if s.HostNetwork {
+		// ClusterFirstWithHostNet keeps the cluster's DNS, for a Service
+		// as the base URL.
+		pod := shards["spec"].(obj)["template"].(obj)["spec"].(obj)
+		pod["hostNetwork"], pod["dnsPolicy"] = true, "ClusterFirstWithHostNet"
+	}
+	if s.PullPolicy != "" {
+		for _, j := range []obj{shards, merge} {
+			c := j["spec"].(obj)["template"].(obj)["spec"].(obj)["containers"].([]any)[0].(obj)
+			c["imagePullPolicy"] = s.PullPolicy
+		}
 	}
 	return obj{"apiVersion": "v1", "kind": "List", "items": []any{shards, merge}}
 }
