@@ -118,6 +118,23 @@ func TestMergeNamesIncompleteShards(t *testing.T) {
 			"benchserve: warning: shard 3/4 did not finish (records-3.jsonl has no end line: the shard still runs, or was killed): its 4 records so far are merged",
 			"benchserve: error: the run is incomplete: shard 1/4 missing (no record file), shard 3/4 unfinished (records-3.jsonl); the merged figures cover 14 of 20 planned requests",
 		}, false, []any{"1/4", "3/4"}, []any{"finished", "missing", "finished", "unfinished"}, 14}},
+		{"killed mid-write", func(dir string) {
+			shardRec(t, dir, 0, 2, 5, "finished", false)
+			path, w := shardRec(t, dir, 1, 2, 3, "unfinished", false)
+			flushShard(t, w)
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteString(`{"seq": 7, "id": "", "intended": 0.7, "sta`); err != nil {
+				t.Fatal(err)
+			}
+		}, nil, want{1, []string{
+			"benchserve: warning: " + "DIR/records-1.jsonl ends in a line cut short (its shard was killed while writing it, or is writing it still): that line is left out",
+			"benchserve: warning: shard 1/2 did not finish (records-1.jsonl has no end line: the shard still runs, or was killed): its 3 records so far are merged",
+			"benchserve: error: the run is incomplete: shard 1/2 unfinished (records-1.jsonl); the merged figures cover 8 of 10 planned requests",
+		}, false, []any{"1/2"}, []any{"finished", "unfinished"}, 8}},
 		{"--expect names the missing last shard", func(dir string) {
 			for i := range 3 {
 				shardRec(t, dir, i, 4, 5, "finished", false)
@@ -141,7 +158,7 @@ func TestMergeNamesIncompleteShards(t *testing.T) {
 			code, stdout, errb := run(t, nil, append([]string{"merge", filepath.Join(dir, "records-*.jsonl"), "--output-file", out}, c.args...)...)
 			var lines []string
 			if errb != "" {
-				lines = strings.Split(strings.TrimSuffix(errb, "\n"), "\n")
+				lines = strings.Split(strings.TrimSuffix(strings.ReplaceAll(errb, dir, "DIR"), "\n"), "\n")
 			}
 			if code != c.want.code || !reflect.DeepEqual(lines, c.want.stderr) {
 				t.Errorf("exit %d, stderr:\n%s\nwant %d:\n%s", code, errb, c.want.code, strings.Join(c.want.stderr, "\n"))

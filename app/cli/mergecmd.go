@@ -162,7 +162,7 @@ func readShards(patterns []string, stderr io.Writer) ([]*bench.ShardFile, error)
 			return nil, err
 		}
 		if s.Torn {
-			fmt.Fprintf(stderr, "benchserve: warning: %s ends in a line cut short (its shard was killed while writing it): that line is left out\n", p)
+			fmt.Fprintf(stderr, "benchserve: warning: %s ends in a line cut short (its shard was killed while writing it, or is writing it still): that line is left out\n", p)
 		}
 		if s.Runs > 1 {
 			fmt.Fprintf(stderr, "benchserve: warning: %s holds %d runs (later runs appended to it): only the last is merged\n", p, s.Runs)
