@@ -60,7 +60,7 @@ func (r *runner) shardHeader() {
 		return
 	}
 	run := runOf(r.Config, r.Client.Spec(), r.gates, nil)
-	h := &record.Header{Shard: fmt.Sprintf("%d/%d", t.shard, t.shards), Seed: r.Config.Seed, PlannedSlots: len(r.Slots),
+	h := &record.Header{Shard: fmt.Sprintf("%d/%d", t.shard, t.shards), Seed: r.Config.Seed, PlannedSlots: len(r.Slots), PlannedRequests: r.plannedRequests(),
 		Backend: run.Backend, DatasetName: run.DatasetName, RequestRate: run.RequestRate,
 		MaxConcurrency: run.MaxConcurrency, SharegptOutputLen: run.SharegptOutputLen,
 		RandomInputLen: run.RandomInputLen, RandomOutputLen: run.RandomOutputLen, RandomRangeRatio: run.RandomRangeRatio, Tag: run.Tag}
@@ -68,6 +68,20 @@ func (r *runner) shardHeader() {
 		h.StartAt = float64(t.startAt.UnixNano()) / 1e9
 	}
 	r.recFile.WriteHeader(h)
+}
+
+// plannedRequests is how many requests the whole plan sends, each round
+// of a conversation counted as its records are; 0 for a closed loop by
+// time, whose count the run decides.
+func (p *Plan) plannedRequests() int {
+	if p.cyclic {
+		return 0
+	}
+	n := 0
+	for i := range p.Slots {
+		n += max(1, len(p.Rows[i%len(p.Rows)].Turns))
+	}
+	return n
 }
 
 // shardFooter closes a shard's record file; merge waits for it.

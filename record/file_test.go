@@ -79,7 +79,7 @@ func TestRecordFileProperty(t *testing.T) {
 		return &n
 	}
 	for trial := range 200 {
-		h := &Header{Shard: str() + "/2", StartAt: num(), Seed: rng.IntN(1 << 30), PlannedSlots: rng.IntN(1e6),
+		h := &Header{Shard: str() + "/2", StartAt: num(), Seed: rng.IntN(1 << 30), PlannedSlots: rng.IntN(1e6), PlannedRequests: rng.IntN(1e6),
 			Backend: str(), DatasetName: str(), RequestRate: num(), MaxConcurrency: intp(), SharegptOutputLen: intp(),
 			RandomInputLen: rng.IntN(1e5), RandomOutputLen: rng.IntN(1e5), RandomRangeRatio: rng.Float64()}
 		if rng.IntN(2) == 0 {

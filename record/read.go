@@ -18,6 +18,12 @@ type File struct {
 	Records []Record
 	Header  *Header // nil: no header (not a shard's file)
 	End     *End    // nil: no end line (the shard has not finished)
+	// Runs counts a shard file's headers: a file appended to by a later
+	// run holds more than one, and Records and End are the last run's.
+	Runs int
+	// Torn: the file ended in a line cut short (its writer was killed
+	// mid-write), which was left out.
+	Torn bool
 }
 
 // ReadFile reads the record file at path (Writer writes them).
@@ -35,6 +41,12 @@ func Read(r io.Reader, name string) (*File, error) {
 	file := &File{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 256<<20)
+	unended := false // the line scanned last had no newline: the file's end
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		adv, tok, err := bufio.ScanLines(data, atEOF)
+		unended = atEOF && tok != nil && adv == len(data) && data[len(data)-1] != '\n'
+		return adv, tok, err
+	})
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Bytes()
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -42,6 +54,10 @@ func Read(r io.Reader, name string) (*File, error) {
 		}
 		var rec Record
 		isRec, err := DecodeLine(line, &rec)
+		if err != nil && unended {
+			file.Torn = true
+			break
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: not a record line: %v", name, n, err)
 		}
@@ -58,7 +74,9 @@ func Read(r io.Reader, name string) (*File, error) {
 		case isEnd:
 			file.End = &e
 		case isHeader:
-			file.Header = &h
+			// A later run appended to the file: its records start here.
+			file.Header, file.End, file.Records = &h, nil, nil
+			file.Runs++
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -13,6 +13,7 @@ type Header struct {
 	StartAt           float64 // the common --start-at, Unix seconds (0: none)
 	Seed              int
 	PlannedSlots      int
+	PlannedRequests   int // the whole plan's requests, each round counted (0: not known, a closed loop by time)
 	Backend           string
 	DatasetName       string
 	RequestRate       float64 // +Inf: all at once
@@ -32,6 +33,9 @@ func (h *Header) object() *pyjson.Object {
 	}
 	o.Set("seed", pyjson.Int(h.Seed))
 	o.Set("planned_slots", pyjson.Int(h.PlannedSlots))
+	if h.PlannedRequests > 0 {
+		o.Set("planned_requests", pyjson.Int(h.PlannedRequests))
+	}
 	o.Set("backend", pyjson.String(h.Backend))
 	o.Set("dataset_name", pyjson.String(h.DatasetName))
 	o.Set("request_rate", pyjson.Float(h.RequestRate))
@@ -91,6 +95,8 @@ func decodeShardLine(line []byte, h *Header, e *End) (isHeader, isEnd bool, err 
 			head.Seed = i()
 		case jsonscan.KeyIs(k, "planned_slots"):
 			head.PlannedSlots = i()
+		case jsonscan.KeyIs(k, "planned_requests"):
+			head.PlannedRequests = i()
 		case jsonscan.KeyIs(k, "backend"):
 			head.Backend = s()
 		case jsonscan.KeyIs(k, "dataset_name"):

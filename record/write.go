@@ -115,7 +115,8 @@ func appendLine(b []byte, rec *Record, run []byte) []byte {
 	return append(b, "}\n"...)
 }
 
-// WriteHeader writes a shard's header line.
+// WriteHeader writes a shard's header line, to the file at once: a merge
+// waiting for the shards knows the file's shard before its first record.
 func (w *Writer) WriteHeader(h *Header) {
 	if w == nil {
 		return
@@ -123,6 +124,9 @@ func (w *Writer) WriteHeader(h *Header) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.put(append(h.object().Bytes(), '\n'))
+	if err := w.w.Flush(); err != nil && w.err == nil {
+		w.err = err
+	}
 }
 
 // WriteEnd writes a shard's end line.

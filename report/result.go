@@ -38,8 +38,10 @@ type Result struct {
 	Server     *metrics.ServerView
 	ServerNote string
 	Provenance *pyjson.Object
-	// Shards are a merged run's shards (benchserve merge), nil otherwise.
-	Shards []Shard
+	// Shards are a merged run's shards (benchserve merge), nil otherwise;
+	// PlannedRequests is how many requests its plan sends (0: not known).
+	Shards          []Shard
+	PlannedRequests int
 	// Tail holds keys a caller adds after all others (a sweep's point).
 	Tail *pyjson.Object
 }
@@ -206,7 +208,7 @@ func (res *Result) extra() *pyjson.Object {
 		thresholdKeys(o, res.Thresholds)
 	}
 	if res.Shards != nil {
-		shardKeys(o, res.Shards, len(res.Records))
+		shardKeys(o, res.Shards, len(res.Records), res.PlannedRequests)
 	}
 	if res.Tail != nil {
 		o.Update(res.Tail)

@@ -120,7 +120,13 @@ func TestShardsMergeToTheSingleRun(t *testing.T) {
 			if len(shards) != n {
 				t.Errorf("%d shard checks", len(shards))
 			}
+			if got["complete"] != true || num(t, got, "planned_requests") != 48 || num(t, got, "merged_records") != 48 {
+				t.Errorf("complete %v, %v of %v planned requests merged", got["complete"], got["merged_records"], got["planned_requests"])
+			}
 			for _, s := range shards {
+				if st := s.(map[string]any)["status"]; st != "finished" {
+					t.Errorf("shard %v: status %v", s.(map[string]any)["shard"], st)
+				}
 				if off := num(t, s.(map[string]any), "start_offset_ms"); math.Abs(off) > 50 {
 					t.Errorf("shard %v started %v ms off the common start", s.(map[string]any)["shard"], off)
 				}
