@@ -277,6 +277,8 @@ type runner struct {
 	// bubble, where time moves only once every goroutine is blocked and
 	// the pacer's last spin would never end, wait on a plain timer.
 	wait func(ctx context.Context, deadline time.Time) bool
+	// late is how long after the common --start-at this shard was ready.
+	late time.Duration
 }
 
 func newRunner(p *Plan) *runner {

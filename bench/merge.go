@@ -24,6 +24,9 @@ type ShardFile struct {
 	// Start is when the shard's run really started (Unix seconds; 0: not
 	// known, a shard that recorded nothing and wrote no end line).
 	Start float64
+	// Late is how many ms after the common start it was ready to send
+	// (its end line's late_ms).
+	Late float64
 	// Done: its end line came; Interrupted: the end line says SIGINT or
 	// SIGTERM stopped it (its pod deleted, say).
 	Done, Interrupted bool
@@ -64,7 +67,7 @@ func ReadShard(path string) (*ShardFile, error) {
 	sf := &ShardFile{Path: path, Shard: f.Header.Shard, Index: i, Of: n, StartAt: f.Header.StartAt, Header: *f.Header,
 		Records: f.Records, Torn: f.Torn, Runs: f.Runs}
 	if f.End != nil {
-		sf.Done, sf.Interrupted, sf.Start = true, f.End.Interrupted, f.End.Start
+		sf.Done, sf.Interrupted, sf.Start, sf.Late = true, f.End.Interrupted, f.End.Start, f.End.Late
 	} else if len(f.Records) > 0 {
 		sf.Start = f.Records[0].RunStart // each record carries its run's start
 	}
@@ -198,7 +201,9 @@ func checkShard(s *ShardFile) report.Shard {
 		c.AchievedRate = float64(len(s.Records)-1) / (last - first)
 	}
 	if s.StartAt > 0 && s.Start > 0 {
-		c.StartOffset = (s.Start - s.StartAt) * 1000
+		// A late shard keeps the common start as its schedule's origin:
+		// how late it was ready is the offset that matters.
+		c.StartOffset = (s.Start-s.StartAt)*1000 + s.Late
 	}
 	c.Behind = c.LagP99 > maxShardLag
 	c.ClockWarns = math.Abs(c.StartOffset) > maxStartOffset

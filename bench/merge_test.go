@@ -134,3 +134,34 @@ func TestShardCount(t *testing.T) {
 		}
 	}
 }
+
+// A shard ready after the common start keeps it as its schedule's
+// origin, so its run's start says nothing; its end line's late_ms is the
+// offset its check reports and warns of (pods scheduled after the common
+// start, seen on a real cluster with too little CPU for every pod).
+func TestMergeLateShard(t *testing.T) {
+	dir := t.TempDir()
+	onTime := writeShardFile(t, dir, 0, 2, 3, "finished")
+	path := filepath.Join(dir, "records-1.jsonl")
+	w, err := record.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const startAt = 1_800_000_000
+	w.WriteHeader(&record.Header{Shard: "1/2", StartAt: startAt, PlannedSlots: 8, PlannedRequests: 8, Backend: "vllm", DatasetName: "random-ids", RequestRate: 10})
+	w.StartRun(time.Unix(startAt, 0))
+	w.WriteEnd(&record.End{Start: startAt, Duration: 1, Late: 15284})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, checks, err := Merge(readShards(t, onTime, path), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := checks[0]; math.Abs(c.StartOffset-2) > 0.01 || c.ClockWarns {
+		t.Errorf("on time: offset %v ms, warns %v; want 2 ms and no warning", c.StartOffset, c.ClockWarns)
+	}
+	if c := checks[1]; math.Abs(c.StartOffset-15284) > 0.01 || !c.ClockWarns {
+		t.Errorf("late: offset %v ms, warns %v; want 15284 ms and a warning", c.StartOffset, c.ClockWarns)
+	}
+}

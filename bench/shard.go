@@ -24,6 +24,7 @@ func (r *runner) commonStart(ctx context.Context) (time.Time, error) {
 	}
 	start = start.Add(time.Until(at))
 	if late := time.Since(start); late > 0 {
+		r.late = late
 		fmt.Fprintf(r.Env.Stderr, "benchserve: warning: the common start (--start-at) passed %.1f ms before this process was ready: its first requests leave late\n", float64(late)/1e6)
 		return start, nil
 	}
@@ -89,7 +90,8 @@ func (r *runner) shardFooter(e *Execution, records int) {
 	if r.traffic.shards == 0 || r.recFile == nil {
 		return
 	}
-	r.recFile.WriteEnd(&record.End{Start: float64(e.Start.UnixNano()) / 1e9, Duration: e.Duration, Records: records, Interrupted: e.Stopped})
+	r.recFile.WriteEnd(&record.End{Start: float64(e.Start.UnixNano()) / 1e9, Duration: e.Duration, Records: records, Interrupted: e.Stopped,
+		Late: float64(r.late) / 1e6})
 }
 
 // warnServerTokens warns when the server counted more than 1% more or

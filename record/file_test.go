@@ -110,7 +110,7 @@ func TestRecordFileProperty(t *testing.T) {
 			r.RunStart = float64(start.UnixNano()) / 1e9
 			recs = append(recs, r)
 		}
-		end := &End{Start: num(), Duration: num(), Records: len(recs), Interrupted: rng.IntN(2) == 0}
+		end := &End{Start: num(), Duration: num(), Records: len(recs), Interrupted: rng.IntN(2) == 0, Late: num()}
 		w.WriteEnd(end)
 		if err := w.Close(); err != nil {
 			t.Fatal(err)

@@ -61,6 +61,10 @@ type End struct {
 	Duration    float64 // seconds
 	Records     int
 	Interrupted bool
+	// Late is how many ms after the common start the shard was ready to
+	// send (0: it was ready before and waited for it). Its schedule keeps
+	// the common start, so its first requests left that late.
+	Late float64
 }
 
 func (e *End) object() *pyjson.Object {
@@ -70,6 +74,7 @@ func (e *End) object() *pyjson.Object {
 	o.Set("duration", pyjson.Float(e.Duration))
 	o.Set("records", pyjson.Int(e.Records))
 	o.Set("interrupted", pyjson.Bool(e.Interrupted))
+	o.Set("late_ms", pyjson.Float(e.Late))
 	return o
 }
 
@@ -124,6 +129,8 @@ func decodeShardLine(line []byte, h *Header, e *End) (isHeader, isEnd bool, err 
 			end.Records = i()
 		case jsonscan.KeyIs(k, "interrupted"):
 			end.Interrupted = v.Kind == jsonscan.True
+		case jsonscan.KeyIs(k, "late_ms"):
+			end.Late = f()
 		}
 	})
 	switch {

@@ -196,7 +196,8 @@ func manifest(s k8sSpec) obj {
 					"restartPolicy": "Never", "automountServiceAccountToken": false,
 					"containers": []any{obj{
 						"name": "merge", "image": s.Image, "command": []string{"/benchserve"},
-						"args":         []string{"merge", "/records/records-*.jsonl", "--expect", n, "--wait", "86400", "--output-file", "/records/merged.jsonl"},
+						"args": []string{"merge", "/records/records-*.jsonl", "--expect", n, "--wait", "86400",
+							"--start-at", strconv.FormatFloat(s.StartAt, 'f', -1, 64), "--output-file", "/records/merged.jsonl"},
 						"resources":    obj{"requests": obj{"cpu": "100m", "memory": "256Mi"}},
 						"volumeMounts": mount,
 					}},

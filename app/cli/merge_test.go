@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -23,15 +24,20 @@ import (
 // without an end line ("unfinished"), for the caller to go on with.
 func shardRec(t *testing.T, dir string, i, n, recs int, end string, failed bool) (string, *record.Writer) {
 	t.Helper()
+	return shardRecAt(t, dir, i, n, recs, end, failed, 1_800_000_000)
+}
+
+// shardRecAt is shardRec for a run whose common start is startAt.
+func shardRecAt(t *testing.T, dir string, i, n, recs int, end string, failed bool, startAt float64) (string, *record.Writer) {
+	t.Helper()
 	path := filepath.Join(dir, "records-"+strconv.Itoa(i)+".jsonl")
 	w, err := record.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const startAt = 1_800_000_000
 	w.WriteHeader(&record.Header{Shard: strconv.Itoa(i) + "/" + strconv.Itoa(n), StartAt: startAt, PlannedSlots: 5 * n, PlannedRequests: 5 * n,
 		Backend: "vllm", DatasetName: "random-ids", RequestRate: 10, RandomInputLen: 10, RandomOutputLen: 4})
-	w.StartRun(time.Unix(startAt, 0))
+	w.StartRun(time.Unix(0, int64(startAt*1e9)))
 	for k := range recs {
 		seq := i + k*n
 		r := &record.Record{Seq: seq, Intended: float64(seq) / 10, Start: float64(seq) / 10, Sent: true, Success: true, Latency: 0.4, TTFT: 0.1,
@@ -276,6 +282,87 @@ func TestMergeWaits(t *testing.T) {
 			}
 		})
 	})
+	// A shard with no record file two minutes after the common start can
+	// no longer join (its pod never ran): the wait ends there, not at the
+	// deadline, and the shard is named missing.
+	t.Run("cannot join", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			dir := t.TempDir()
+			start := time.Now()
+			shardRecAt(t, dir, 0, 2, 5, "finished", false, float64(start.Add(10*time.Second).Unix()))
+			var out, errb bytes.Buffer
+			code := Main(context.Background(), []string{"merge", filepath.Join(dir, "records-*.jsonl"), "--expect", "2", "--wait", "86400",
+				"--output-file", filepath.Join(dir, "merged.jsonl")}, IO{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }})
+			if took := time.Since(start); took != 131*time.Second {
+				t.Errorf("merged after %v, want 131 s (the first poll past the common start + 2 min)", took)
+			}
+			want := "benchserve merge: waiting for 1 of 2 shards: 1/2 (no record file) [0 s of 86400 s]\n" +
+				"benchserve merge: waiting for 1 of 2 shards: 1/2 (no record file) [60 s of 86400 s]\n" +
+				"benchserve merge: waiting for 1 of 2 shards: 1/2 (no record file) [120 s of 86400 s]\n" +
+				"benchserve merge: not waiting for 1/2 (no record file): no record file 2m0s after the common start, so they can no longer join [131 s]\n" +
+				"benchserve: warning: shard 1/2 is missing: none of the record files given is its\n" +
+				"benchserve: error: the run is incomplete: shard 1/2 missing (no record file); the merged figures cover 5 of 10 planned requests\n"
+			if code != exit.Failure || errb.String() != want {
+				t.Errorf("exit %d, stderr:\n%s\nwant 1:\n%s", code, errb.String(), want)
+			}
+		})
+	})
+	// SIGINT or SIGTERM (the merge Job deleted) ends the wait: what is
+	// there is merged and written, and the exit code is 130.
+	t.Run("interrupted", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			dir := t.TempDir()
+			shardRec(t, dir, 0, 2, 5, "finished", false)
+			sig := make(chan os.Signal, 1)
+			go func() {
+				time.Sleep(5500 * time.Millisecond)
+				sig <- syscall.SIGTERM
+			}()
+			var out, errb bytes.Buffer
+			start := time.Now()
+			code := Main(context.Background(), []string{"merge", filepath.Join(dir, "records-*.jsonl"), "--expect", "2", "--wait", "86400",
+				"--output-file", filepath.Join(dir, "merged.jsonl")}, IO{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }, Signals: sig})
+			if took := time.Since(start); took != 5500*time.Millisecond {
+				t.Errorf("merged after %v, want 5.5 s (at the signal)", took)
+			}
+			if code != exit.Interrupted || !strings.Contains(errb.String(), "benchserve merge: interrupted while waiting for 1/2 (no record file): merging what is there\n") {
+				t.Errorf("exit %d, stderr:\n%s\nwant 130 and the interrupt named", code, errb.String())
+			}
+			if line := mergedLine(t, filepath.Join(dir, "merged.jsonl")); line["complete"] != false || num(t, line, "merged_records") != 5 {
+				t.Errorf("line: %v %v", line["complete"], line["merged_records"])
+			}
+		})
+	})
+	// With --start-at, files an earlier run left in the directory are not
+	// this run's: merge waits for the shards to write theirs and leaves the
+	// old ones out.
+	t.Run("earlier run's files", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			dir := t.TempDir()
+			shardRecAt(t, dir, 0, 2, 5, "finished", false, 1_700_000_000)
+			shardRecAt(t, dir, 1, 2, 5, "finished", false, 1_700_000_000)
+			now := float64(time.Now().Add(3 * time.Second).Unix())
+			go func() {
+				time.Sleep(5500 * time.Millisecond)
+				shardRecAt(t, dir, 0, 2, 2, "finished", false, now)
+				shardRecAt(t, dir, 1, 2, 3, "finished", false, now)
+			}()
+			var out, errb bytes.Buffer
+			start := time.Now()
+			code := Main(context.Background(), []string{"merge", filepath.Join(dir, "records-*.jsonl"), "--expect", "2", "--wait", "600",
+				"--start-at", strconv.FormatFloat(now, 'f', -1, 64), "--output-file", filepath.Join(dir, "merged.jsonl")},
+				IO{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }})
+			if took := time.Since(start); took != 6*time.Second {
+				t.Errorf("merged after %v, want 6 s (the poll after the new files)", took)
+			}
+			if code != 0 || !strings.HasPrefix(errb.String(), "benchserve merge: waiting for 2 of 2 shards: 0/2 (no record file), 1/2 (no record file) [0 s of 600 s]\n") {
+				t.Errorf("exit %d, stderr:\n%s\nwant 0, the old files not counted", code, errb.String())
+			}
+			if line := mergedLine(t, filepath.Join(dir, "merged.jsonl")); line["complete"] != true || num(t, line, "merged_records") != 5 {
+				t.Errorf("line: %v %v, want this run's 5 records", line["complete"], line["merged_records"])
+			}
+		})
+	})
 	t.Run("all finish", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			dir := t.TempDir()
@@ -318,4 +405,28 @@ func mergedLine(t *testing.T, path string) map[string]any {
 		t.Fatal(err)
 	}
 	return readLine(t, fixed)
+}
+
+// A shard whose --start-at has passed when it is ready still runs, on the
+// common schedule, and says how late it was: merge reports that as its
+// start offset and warns (a pod scheduled after the common start).
+func TestMergeLateShardRun(t *testing.T) {
+	_, base := newSim(t, steadySim(time.Millisecond, time.Millisecond))
+	dir := t.TempDir()
+	at := strconv.FormatFloat(float64(time.Now().Add(-2*time.Second).UnixNano())/1e9, 'f', 3, 64)
+	rec := filepath.Join(dir, "records-0.jsonl")
+	if code, out, errb := run(t, nil, "--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids", "--random-input-len", "16",
+		"--random-output-len", "4", "--num-prompts", "3", "--request-rate", "inf", "--warmup-requests", "0", "--no-server-metrics", "--disable-tqdm",
+		"--shard", "0/1", "--start-at", at, "--record-file", rec, "--output-file", filepath.Join(dir, "r.jsonl")); code != 0 {
+		t.Fatalf("shard: exit %d\n%s\n%s", code, out, errb)
+	}
+	out := filepath.Join(dir, "merged.jsonl")
+	code, _, errb := run(t, nil, "merge", rec, "--output-file", out)
+	if code != 0 || !strings.Contains(errb, "shard 0/1 started +") || !strings.Contains(errb, "ready after the common start") {
+		t.Errorf("exit %d, stderr:\n%s\nwant 0 and the late start named", code, errb)
+	}
+	shards := mergedLine(t, out)["shards"].([]any)
+	if off := num(t, shards[0].(map[string]any), "start_offset_ms"); off < 2000 {
+		t.Errorf("start_offset_ms %v, want >= 2000 (the shard was ready 2 s after the common start or later)", off)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -30,7 +31,11 @@ func newMergeParser() *argparse.Parser {
 	p.Add(argparse.Option{Name: "--output-file", Default: "merged.jsonl", Help: "Where the merged result line is appended."})
 	p.Add(argparse.Option{Name: "--expect", Type: argparse.Int, Default: 0, Help: "The plan's number of shards; 0: as the files' headers say."})
 	p.Add(argparse.Option{Name: "--wait", Type: argparse.Float, Default: 0.0, Help: "Seconds to wait for --expect shards to write their end lines " +
-		"(a Kubernetes merge step), printing which are still awaited; then what is there is merged."})
+		"(a Kubernetes merge step), printing which are still awaited; then what is there is merged. A shard with no record file two " +
+		"minutes after the common start is not waited for: it can no longer join. SIGINT or SIGTERM ends the wait: what is there is " +
+		"merged, exit 130."})
+	p.Add(argparse.Option{Name: "--start-at", Type: argparse.Float, Help: "The run's common start (the shards' --start-at): a file " +
+		"whose header names another is an earlier run's, left in the directory, and is left out."})
 	return p
 }
 
@@ -39,7 +44,7 @@ func newMergeParser() *argparse.Parser {
 // be merged; 3 when every shard finished but no merged request succeeded;
 // 2 for a bad command line.
 func MergeMain(ctx context.Context, args []string, pio IO) int {
-	patterns, rest := positionalsWith(args, map[string]bool{"--output-file": true, "--expect": true, "--wait": true})
+	patterns, rest := positionalsWith(args, map[string]bool{"--output-file": true, "--expect": true, "--wait": true, "--start-at": true})
 	ns, err := parseArgs(newMergeParser(), rest, pio.columns())
 	if err == nil {
 		err = checkMerge(ns, patterns)
@@ -48,13 +53,23 @@ func MergeMain(ctx context.Context, args []string, pio IO) int {
 		return code
 	}
 	expect, wait := ns.Get("expect").(int), ns.Get("wait").(float64)
+	startAt, _ := ns.Get("start_at").(float64)
+	stopped := false
 	if wait > 0 {
-		w := &shardWait{patterns: patterns, expect: expect, stderr: pio.Stderr}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop, _ := interrupts(ctx, pio)
+		w := &shardWait{patterns: patterns, expect: expect, startAt: startAt, stderr: pio.Stderr, stop: stop}
 		if err := w.run(ctx, time.Duration(wait*float64(time.Second))); err != nil {
 			return exitCode(err, pio.Stderr)
 		}
+		stopped = w.stopped
 	}
-	return exitCode(merge(patterns, expect, ns.Get("output_file").(string), pio), pio.Stderr)
+	code := exitCode(merge(patterns, expect, startAt, ns.Get("output_file").(string), pio), pio.Stderr)
+	if stopped {
+		return exit.Interrupted
+	}
+	return code
 }
 
 func checkMerge(ns *argparse.Namespace, patterns []string) error {
@@ -68,6 +83,8 @@ func checkMerge(ns *argparse.Namespace, patterns []string) error {
 		return &UsageError{Msg: fmt.Sprintf("--wait %s: give seconds, >= 0", strconv.FormatFloat(wait, 'f', -1, 64))}
 	case wait > 0 && expect == 0:
 		return &UsageError{Msg: "--wait: give --expect N too, the number of shards to wait for"}
+	case ns.Get("start_at") != nil && !(ns.Get("start_at").(float64) > 0):
+		return &UsageError{Msg: "--start-at: give the shards' common start, Unix seconds"}
 	}
 	return nil
 }
@@ -75,8 +92,8 @@ func checkMerge(ns *argparse.Namespace, patterns []string) error {
 // merge merges the shards' files and writes the block, the Shards section
 // and the result line, whatever shards are there; its error carries the
 // exit code.
-func merge(patterns []string, expect int, out string, pio IO) error {
-	shards, err := readShards(patterns, pio.Stderr)
+func merge(patterns []string, expect int, startAt float64, out string, pio IO) error {
+	shards, err := readShards(patterns, startAt, pio.Stderr)
 	if err != nil {
 		return failed(err)
 	}
@@ -92,7 +109,7 @@ func merge(patterns []string, expect int, out string, pio IO) error {
 			fmt.Fprintf(pio.Stderr, "benchserve: warning: shard %s fell behind its plan (send lag p99 %.1f ms): its part of the run was sent late\n", c.Shard, c.LagP99)
 		}
 		if c.ClockWarns {
-			fmt.Fprintf(pio.Stderr, "benchserve: warning: shard %s started %+.1f ms from the common start: its clock, or its start, disagrees with the others' by more than 50 ms\n", c.Shard, c.StartOffset)
+			fmt.Fprintf(pio.Stderr, "benchserve: warning: shard %s started %+.1f ms from the common start: its clock disagrees with the others', or it was ready after the common start (its pod started late: give a later --start-at or --start-delay)\n", c.Shard, c.StartOffset)
 		}
 	}
 	if err := report.ShardsSection(pio.Stdout, checks, len(res.Records), res.PlannedRequests); err != nil {
@@ -145,7 +162,7 @@ func shardWarning(c report.Shard) string {
 // once, in name order. A file that does not exist, or is empty (its shard
 // ended before writing its header), is named in a warning and left out:
 // its shard is then missing from the merge.
-func readShards(patterns []string, stderr io.Writer) ([]*bench.ShardFile, error) {
+func readShards(patterns []string, startAt float64, stderr io.Writer) ([]*bench.ShardFile, error) {
 	var out []*bench.ShardFile
 	for _, p := range expand(patterns) {
 		st, err := os.Stat(p)
@@ -164,6 +181,11 @@ func readShards(patterns []string, stderr io.Writer) ([]*bench.ShardFile, error)
 		if s.Torn {
 			fmt.Fprintf(stderr, "benchserve: warning: %s ends in a line cut short (its shard was killed while writing it, or is writing it still): that line is left out\n", p)
 		}
+		if !sameStart(s.StartAt, startAt) {
+			fmt.Fprintf(stderr, "benchserve: warning: %s is another run's (its common start is %s, not --start-at %s): left out\n",
+				p, strconv.FormatFloat(s.StartAt, 'f', -1, 64), strconv.FormatFloat(startAt, 'f', -1, 64))
+			continue
+		}
 		if s.Runs > 1 {
 			fmt.Fprintf(stderr, "benchserve: warning: %s holds %d runs (later runs appended to it): only the last is merged\n", p, s.Runs)
 		}
@@ -173,6 +195,13 @@ func readShards(patterns []string, stderr io.Writer) ([]*bench.ShardFile, error)
 		return nil, fmt.Errorf("no record files to merge: %s", strings.Join(patterns, " "))
 	}
 	return out, nil
+}
+
+// sameStart says whether a header's common start is the run's (--start-at;
+// 0: any). Headers keep it to the nanosecond; a millisecond of slack
+// absorbs the float's rounding.
+func sameStart(header, run float64) bool {
+	return run == 0 || math.Abs(header-run) < 1e-3
 }
 
 // expand is the files the patterns name, globs expanded, each once, in
@@ -201,9 +230,18 @@ func expand(patterns []string) []string {
 type shardWait struct {
 	patterns []string
 	expect   int
+	startAt  float64 // --start-at (0: taken from the headers)
 	stderr   io.Writer
+	stop     <-chan struct{} // closed at SIGINT or SIGTERM
 	files    map[string]*record.Follower
+	stopped  bool // the wait ended at a signal
 }
+
+// joinBy is how long after the common start a shard may still create its
+// record file: benchserve refuses a --start-at more than a minute past,
+// and a shard writes its header before it waits for the start, so a shard
+// with no file by then will never have one (its pod never ran).
+const joinBy = 2 * time.Minute
 
 // waitStatusEvery is how often the status line is repeated when nothing
 // changes.
@@ -229,6 +267,16 @@ func (w *shardWait) run(ctx context.Context, wait time.Duration) error {
 		}
 		now := time.Now()
 		over := !now.Before(deadline)
+		common := w.startAt
+		if common == 0 {
+			common = st.startAt
+		}
+		// Only shards that can no longer join are awaited: stop.
+		if st.n == st.missing && common > 0 && now.After(time.Unix(0, int64(common*1e9)).Add(joinBy)) {
+			fmt.Fprintf(w.stderr, "benchserve merge: not waiting for %s: no record file %s after the common start, so they can no longer join [%.0f s]\n",
+				st.line, joinBy, now.Sub(start).Seconds())
+			return nil
+		}
 		if st.key != last || now.Sub(lastAt) >= waitStatusEvery || over {
 			fmt.Fprintf(w.stderr, "benchserve merge: waiting for %d of %d shards: %s [%.0f s of %s s]\n",
 				st.n, w.expect, st.line, now.Sub(start).Seconds(), strconv.FormatFloat(wait.Seconds(), 'f', -1, 64))
@@ -240,6 +288,10 @@ func (w *shardWait) run(ctx context.Context, wait time.Duration) error {
 		select {
 		case <-ctx.Done():
 			return failed(ctx.Err())
+		case <-w.stop:
+			fmt.Fprintf(w.stderr, "benchserve merge: interrupted while waiting for %s: merging what is there\n", st.line)
+			w.stopped = true
+			return nil
 		case <-time.After(min(time.Second, deadline.Sub(now))):
 		}
 	}
@@ -249,6 +301,8 @@ func (w *shardWait) run(ctx context.Context, wait time.Duration) error {
 // them with their record counts, and key, the same without the counts.
 type waitState struct {
 	n         int
+	missing   int     // of them, shards with no record file
+	startAt   float64 // the common start the headers name (0: none yet)
 	line, key string
 }
 
@@ -276,6 +330,9 @@ func (w *shardWait) poll() (waitState, error) {
 			pending = append(pending, filepath.Base(p)+" (no header yet)")
 			continue
 		}
+		if !sameStart(f.Header.StartAt, w.startAt) {
+			continue // an earlier run's file: its shard has not begun this run
+		}
 		i, of, ok := bench.ParseShard(f.Header.Shard)
 		if !ok {
 			return waitState{}, fmt.Errorf("%s: its header's shard %q is not I/N with 0 <= I < N", p, f.Header.Shard)
@@ -297,10 +354,14 @@ func (w *shardWait) poll() (waitState, error) {
 	var st waitState
 	var parts, keys []string
 	for i, f := range shards {
+		if f != nil && f.Header.StartAt > 0 {
+			st.startAt = f.Header.StartAt
+		}
 		switch {
 		case f == nil:
 			parts = append(parts, fmt.Sprintf("%d/%d (no record file)", i, w.expect))
 			keys = append(keys, parts[len(parts)-1])
+			st.missing++
 		case f.End == nil:
 			parts = append(parts, fmt.Sprintf("%d/%d (running, %d records)", i, w.expect, f.Records))
 			keys = append(keys, fmt.Sprintf("%d/%d running", i, w.expect))
