@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -182,23 +181,11 @@ func TestK8sManifest(t *testing.T) {
 	if out != string(sample) {
 		t.Errorf("deploy/k8s/benchserve-job.json is not what k8s-job prints; regenerate it (the command is in docs/scale-out.md)")
 	}
-	var list struct {
-		APIVersion, Kind string
-		Items            []json.RawMessage
+	var list struct{ APIVersion, Kind string }
+	if err := json.Unmarshal(sample, &list); err != nil || list.APIVersion != "v1" || list.Kind != "List" {
+		t.Fatalf("list: %v %s %s", err, list.APIVersion, list.Kind)
 	}
-	if err := json.Unmarshal(sample, &list); err != nil || list.Kind != "List" || len(list.Items) != 2 {
-		t.Fatalf("list: %v %s %d", err, list.Kind, len(list.Items))
-	}
-	var jobs []batchv1.Job
-	for _, raw := range list.Items {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		var j batchv1.Job
-		if err := dec.Decode(&j); err != nil {
-			t.Fatalf("not a batch/v1 Job: %v", err)
-		}
-		jobs = append(jobs, j)
-	}
+	jobs := strictJobs(t, string(sample))
 	shards, merge := jobs[0], jobs[1]
 	if *shards.Spec.CompletionMode != batchv1.IndexedCompletion || *shards.Spec.Completions != 4 || *shards.Spec.Parallelism != 4 {
 		t.Errorf("shard job spec %+v", shards.Spec)
