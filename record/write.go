@@ -108,6 +108,10 @@ func appendLine(b []byte, rec *Record, run []byte) []byte {
 	b = pyjson.AppendString(b, rec.Error)
 	b = append(b, `, "error_kind": `...)
 	b = pyjson.AppendString(b, rec.ErrorKind)
+	if rec.CancelAt != 0 {
+		b = append(b, `, "cancel_at": `...)
+		b = pyjson.AppendFloat(b, rec.CancelAt)
+	}
 	if len(run) > 0 {
 		b = append(b, `, "benchmark_start_unix": `...)
 		b = append(b, run...)
