@@ -138,6 +138,8 @@ func DecodeLine(line []byte, r *Record) (bool, error) {
 			r.ErrorKind = string(v.AppendString(nil))
 		case jsonscan.KeyIs(k, "cancel_at"):
 			r.CancelAt = f()
+		case jsonscan.KeyIs(k, "cancel_late"):
+			r.CancelLate = f()
 		}
 	})
 	r.Sent = isRec

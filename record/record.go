@@ -101,6 +101,9 @@ type Record struct {
 	// when the client closed its connection, in seconds since the epoch:
 	// the request fully written plus --request-cancellation-delay.
 	CancelAt float64
+	// CancelLate is how late the client's timer closed it, in seconds
+	// (a busy machine runs timers late).
+	CancelLate float64
 
 	CachedTokens int
 	CacheDetails *CacheDetails

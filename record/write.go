@@ -111,6 +111,8 @@ func appendLine(b []byte, rec *Record, run []byte) []byte {
 	if rec.CancelAt != 0 {
 		b = append(b, `, "cancel_at": `...)
 		b = pyjson.AppendFloat(b, rec.CancelAt)
+		b = append(b, `, "cancel_late": `...)
+		b = pyjson.AppendFloat(b, rec.CancelLate)
 	}
 	if len(run) > 0 {
 		b = append(b, `, "benchmark_start_unix": `...)

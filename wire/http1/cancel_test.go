@@ -90,7 +90,7 @@ func TestCancelAfterWritten(t *testing.T) {
 		if kind, msg := outcome(h); kind != record.KindCancelled || !strings.Contains(msg, "0.250 s") {
 			t.Fatalf("cancelled request: %q (%s)", msg, kind)
 		}
-		if want := h.rec.Start + 0.25; h.rec.CancelAt != want {
+		if want := h.rec.Start + 0.25; h.rec.CancelAt != want || h.rec.CancelLate != 0 {
 			t.Errorf("cancelled at %v, want written (%v) + 0.25 s", h.rec.CancelAt, h.rec.Start)
 		}
 		if len(h.lines) != 2 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"benchserve/internal/hist"
@@ -120,6 +121,7 @@ type Exchange struct {
 	cancelAfter time.Duration
 	cancelTimer *time.Timer
 	cancelAt    time.Time
+	firedAt     *atomic.Int64 // when the timer fired, ns after cancelAt, plus one
 	dropped     bool
 
 	// The response: the decoder, the lines, the body kept whole (or an
@@ -305,8 +307,12 @@ func (x *Exchange) arm(c conn) {
 	if !x.cancelSel {
 		return
 	}
-	x.cancelAt = time.Now().Add(x.cancelAfter)
-	x.cancelTimer = time.AfterFunc(time.Until(x.cancelAt), c.shutdown)
+	at, fired := time.Now().Add(x.cancelAfter), new(atomic.Int64)
+	x.cancelAt, x.firedAt = at, fired
+	x.cancelTimer = time.AfterFunc(time.Until(at), func() {
+		fired.Store(int64(time.Since(at)) + 1)
+		c.shutdown()
+	})
 }
 
 // disarm stops the cancellation timer, noting whether it had fired.
@@ -433,6 +439,9 @@ func (x *Exchange) finish(err error) {
 // stamping when it did in the record.
 func (x *Exchange) cancelled() (kind, msg string) {
 	x.rec.CancelAt = x.cancelAt.Sub(x.epoch).Seconds()
+	if late := x.firedAt.Load(); late > 0 {
+		x.rec.CancelLate = time.Duration(late - 1).Seconds()
+	}
 	return record.KindCancelled, fmt.Sprintf("the client cancelled the request %.3f s after writing it (--request-cancellation-rate)", x.cancelAfter.Seconds())
 }
 
