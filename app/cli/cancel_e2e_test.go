@@ -31,9 +31,10 @@ type cancelTruth struct {
 // record's cancel_at, written + 0.2 s, plus cancel_late, how late its timer
 // ran), its engine slot freed (aborted, fewer tokens); the rest complete
 // with their full output; the result counts them apart from the failures.
-// Through both receivers. The bounds: the median within 5 ms, each within
-// 250 ms: on a 2-core machine shared with other work (load 10 and more)
-// either side's wake-up can be tens of milliseconds late.
+// Through both receivers. The bounds: the medians within 5 ms (of the
+// client's close and of its plan), each after the plan (causality) and
+// within a second: on a 2-core machine shared with other work (load 10
+// and more) either side's wake-up has been seen up to 0.3 s late.
 func TestCancellationAgainstSimTruth(t *testing.T) {
 	testenv.Slow(t) // a real-time run of seconds; the bound is 5 ms
 	const n, out, delay = 300, 30, 0.2
@@ -68,7 +69,7 @@ func TestCancellationAgainstSimTruth(t *testing.T) {
 			}
 			cancelled := 0
 			var worst, worstLate, worstPlan float64
-			var diffs []float64
+			var diffs, plans []float64
 			for _, r := range f.Records {
 				k, ok := byID[r.ID]
 				if !ok {
@@ -85,7 +86,7 @@ func TestCancellationAgainstSimTruth(t *testing.T) {
 				cancelled++
 				// The client's plan: written (after its start, and after
 				// connecting when it had to) + the delay.
-				if d := r.CancelAt - r.Start; d < delay || r.CancelLate < 0 || r.CancelLate > 0.25 {
+				if d := r.CancelAt - r.Start; d < delay || r.CancelLate < 0 || r.CancelLate > 1 {
 					t.Errorf("request %s: cancelled %.6f s after its start (want %.1f s after it was written), %.6f s late", r.ID, d, delay, r.CancelLate)
 				}
 				if tr.CancelledAt == nil || tr.Finish != "abort" || tr.CompletionTokens >= out {
@@ -96,26 +97,31 @@ func TestCancellationAgainstSimTruth(t *testing.T) {
 				// Both clocks anchored to the wall clock at their start.
 				seen := truth.StartedUnix + *tr.CancelledAt
 				diff := math.Abs(seen - (r.RunStart + r.CancelAt + r.CancelLate))
-				diffs = append(diffs, diff)
-				worst, worstLate = max(worst, diff), max(worstLate, r.CancelLate)
-				worstPlan = max(worstPlan, math.Abs(seen-(r.RunStart+r.CancelAt)))
-				if diff > 0.250 {
-					t.Errorf("request %s: the simulator saw it cancelled %.3f ms from when the client did (%.3f ms late)", r.ID, diff*1e3, r.CancelLate*1e3)
+				plan := seen - (r.RunStart + r.CancelAt)
+				diffs, plans = append(diffs, diff), append(plans, plan)
+				worst, worstLate, worstPlan = max(worst, diff), max(worstLate, r.CancelLate), max(worstPlan, plan)
+				// Wall-clock anchors: a millisecond of slack for the causal bound.
+				if plan < -0.001 || diff > 1 {
+					t.Errorf("request %s: the simulator saw it cancelled %.3f ms after the client planned, %.3f ms from when it closed (%.3f ms late)",
+						r.ID, plan*1e3, diff*1e3, r.CancelLate*1e3)
 				}
 			}
 			if share := float64(cancelled) / n; share < 0.07 || share > 0.13 {
 				t.Errorf("%d of %d cancelled (%.1f%%), want 10%% ± 3%%", cancelled, n, share*100)
 			}
-			slices.Sort(diffs)
-			median := 0.0
-			if len(diffs) > 0 {
-				median = diffs[len(diffs)/2]
+			median := func(v []float64) float64 {
+				if len(v) == 0 {
+					return 0
+				}
+				slices.Sort(v)
+				return v[len(v)/2]
 			}
-			if median > 0.005 {
-				t.Errorf("the simulator saw the cancellations a median %.3f ms from the client's close, want within 5 ms", median*1e3)
+			mClose, mPlan := median(diffs), median(plans)
+			if mClose > 0.005 || mPlan > 0.005 {
+				t.Errorf("the simulator saw the cancellations a median %.3f ms from the client's close, %.3f ms after its plan; want within 5 ms", mClose*1e3, mPlan*1e3)
 			}
-			t.Logf("%s: %d cancelled; the simulator saw them a median %.3f ms, at most %.3f ms from the client's close; at most %.3f ms from its plan (timer up to %.3f ms late)",
-				recv, cancelled, median*1e3, worst*1e3, worstPlan*1e3, worstLate*1e3)
+			t.Logf("%s: %d cancelled; the simulator saw them a median %.3f ms (at most %.3f ms) from the client's close, a median %.3f ms (at most %.3f ms) after its plan; the timer ran up to %.3f ms late",
+				recv, cancelled, mClose*1e3, worst*1e3, mPlan*1e3, worstPlan*1e3, worstLate*1e3)
 			line := readLine(t, of)
 			num := func(k string) string { return fmt.Sprint(line[k]) }
 			if num("cancelled_requests") != fmt.Sprint(cancelled) || num("failed") != "0" || num("completed") != fmt.Sprint(n-cancelled) {
