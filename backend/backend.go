@@ -100,6 +100,11 @@ type Input struct {
 	// Gate, when set and closed before the request is written, keeps it
 	// from being sent (an interrupt that came while it waited to go out).
 	Gate *http1.Gate
+	// Cancel: the client cancels the request on purpose when its reply
+	// has not ended CancelAfter after it was written
+	// (--request-cancellation-rate; see http1.Send).
+	Cancel      bool
+	CancelAfter time.Duration
 }
 
 // RoutingKeyHeader carries Input.RoutingKey.

@@ -85,7 +85,8 @@ func (c *Client) Start(ctx context.Context, in *Input, rec *record.Record, epoch
 	cn.c, cn.in, cn.outputLen, cn.then = c, in, in.OutputLen, then
 	rec.OutputLen = in.OutputLen
 	rec.ID = in.ID
-	cn.send = http1.Send{Record: rec, Epoch: epoch, Gate: in.Gate, Timeout: c.opt.Timeout, Stream: c.streams()}
+	cn.send = http1.Send{Record: rec, Epoch: epoch, Gate: in.Gate, Timeout: c.opt.Timeout, Stream: c.streams(),
+		Cancel: in.Cancel, CancelAfter: in.CancelAfter}
 	cn.x.Start(ctx, c.rt, &cn.send)
 }
 

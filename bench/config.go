@@ -59,6 +59,10 @@ type Config struct {
 	Shard   *string
 	StartAt *float64
 	StartIn *float64
+	// AIPerf's cancellation injection: the percentage of requests the
+	// client cancels, and the seconds after each is written (nil: 0).
+	RequestCancellationRate  *float64
+	RequestCancellationDelay *float64
 
 	// SLOs (vLLM's --goodput and percentile flags; --threshold is ours)
 	Goodput           []string // KEY:MS items; nil: off

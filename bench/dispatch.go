@@ -275,6 +275,9 @@ func (r *runner) send(ctx context.Context, in *backend.Input, rec *record.Record
 func (r *runner) start(ctx context.Context, in *backend.Input, rec *record.Record, epoch time.Time, ended, free, done func()) {
 	rec.Sent = true
 	in.Gate, in.ID = r.gate, requestID()
+	if r.measuring && r.traffic.cancel.picks(rec.Seq) {
+		in.Cancel, in.CancelAfter = true, r.traffic.cancel.delay
+	}
 	started := unixTime()
 	r.printStart(in)
 	r.Client.Start(ctx, in, rec, epoch, func() {

@@ -132,6 +132,7 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	if d := p.traffic.duration; d > 0 {
 		ph.until = start.Add(d)
 	}
+	r.measuring = true
 	recs, end, unsent := r.dispatch(sending, inflight, ph, start)
 	e := &Execution{Start: start, Duration: end.Sub(start).Seconds(), Stopped: interrupted(p.Env.Interrupt)}
 	r.shardFooter(e, len(recs))
@@ -279,6 +280,9 @@ type runner struct {
 	wait func(ctx context.Context, deadline time.Time) bool
 	// late is how long after the common --start-at this shard was ready.
 	late time.Duration
+	// measuring: the measured run is under way (no warmup request is
+	// cancelled on purpose).
+	measuring bool
 }
 
 func newRunner(p *Plan) *runner {

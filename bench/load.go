@@ -22,6 +22,8 @@ type traffic struct {
 	// the measured run's common start on the wall clock.
 	shard, shards int
 	startAt       time.Time
+	// cancel picks the requests cancelled on purpose.
+	cancel cancelling
 }
 
 // mine reports whether slot i is this process's: every slot without
@@ -102,6 +104,9 @@ func parseLoad(cfg *Config) (traffic, error) {
 	}
 	if ld.warmup > 0 && cfg.WarmupRequests != 1 {
 		return ld, usage("--warmup-duration and --warmup-requests %d: give one of them", cfg.WarmupRequests)
+	}
+	if ld.cancel, err = parseCancel(cfg); err != nil {
+		return ld, err
 	}
 	return ld, nil
 }

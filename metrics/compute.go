@@ -46,9 +46,11 @@ func Compute(recs []record.Record, dur float64, tok TokenCounter, opt Options) S
 		if recs[i].Success {
 			s.Completed++
 			nITL += recs[i].Gaps.Len()
+		} else if recs[i].Cancelled() {
+			s.Cancelled++
 		}
 	}
-	s.Failed = len(recs) - s.Completed
+	s.Failed = len(recs) - s.Completed - s.Cancelled
 	e2e := make([]float64, 0, s.Completed)
 	ttft := make([]float64, 0, s.Completed)
 	tpot := make([]float64, 0, s.Completed)

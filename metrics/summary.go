@@ -18,8 +18,10 @@ type Summary struct {
 	Duration float64
 
 	Completed int
-	// Failed counts the records that did not succeed.
-	Failed int
+	// Failed counts the records that did not succeed, but for those the
+	// client cancelled on purpose: Cancelled (--request-cancellation-rate).
+	Failed    int
+	Cancelled int
 
 	TotalInput             int
 	TotalInputText         int

@@ -27,6 +27,8 @@ func TestRecordFileRoundTrip(t *testing.T) {
 	w.Write(&want)
 	failed := Record{Seq: 8, Sent: true, Error: "500 Internal Server Error: x", ErrorKind: KindHTTP5xx}
 	w.Write(&failed)
+	cancelled := Record{Seq: 9, Sent: true, Error: "cancelled", ErrorKind: KindCancelled, CancelAt: 1.75, CancelLate: 0.001}
+	w.Write(&cancelled)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +37,7 @@ func TestRecordFileRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := f.Records
-	if len(got) != 2 || !reflect.DeepEqual(got[0], want) || got[1].Error != failed.Error || got[1].ErrorKind != failed.ErrorKind || got[1].Success {
+	if len(got) != 3 || got[2].CancelAt != 1.75 || got[2].CancelLate != 0.001 || !got[2].Cancelled() || got[1].Cancelled() || !reflect.DeepEqual(got[0], want) || got[1].Error != failed.Error || got[1].ErrorKind != failed.ErrorKind || got[1].Success {
 		t.Errorf("read back\n%+v\nwant\n%+v", got, want)
 	}
 	if f.Header != nil || f.End != nil {

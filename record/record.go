@@ -97,6 +97,14 @@ type Record struct {
 	Error     string
 	ErrorKind string
 
+	// CancelAt, for a request cancelled on purpose (KindCancelled), is
+	// when the client closed its connection, in seconds since the epoch:
+	// the request fully written plus --request-cancellation-delay.
+	CancelAt float64
+	// CancelLate is how late the client's timer closed it, in seconds
+	// (a busy machine runs timers late).
+	CancelLate float64
+
 	CachedTokens int
 	CacheDetails *CacheDetails
 
@@ -105,6 +113,10 @@ type Record struct {
 	SpecBlockAcceptLength float64
 	SpecCapLensHistogram  []int
 }
+
+// Cancelled reports a request cancelled on purpose: counted apart from
+// both the successes and the failures.
+func (r *Record) Cancelled() bool { return !r.Success && r.ErrorKind == KindCancelled }
 
 // OutputSource is where a record's OutputLen came from.
 type OutputSource uint8
@@ -152,5 +164,6 @@ const (
 	KindEmpty       = "empty_output"     // a 200 response with no output tokens
 	KindTooLarge    = "too_large"        // a line or body over the size limit
 	KindInterrupted = "interrupted"      // cut by the user's interrupt
+	KindCancelled   = "cancelled"        // --request-cancellation-rate: the client closed it on purpose
 	KindOther       = "other"
 )

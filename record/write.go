@@ -108,6 +108,12 @@ func appendLine(b []byte, rec *Record, run []byte) []byte {
 	b = pyjson.AppendString(b, rec.Error)
 	b = append(b, `, "error_kind": `...)
 	b = pyjson.AppendString(b, rec.ErrorKind)
+	if rec.CancelAt != 0 {
+		b = append(b, `, "cancel_at": `...)
+		b = pyjson.AppendFloat(b, rec.CancelAt)
+		b = append(b, `, "cancel_late": `...)
+		b = pyjson.AppendFloat(b, rec.CancelLate)
+	}
 	if len(run) > 0 {
 		b = append(b, `, "benchmark_start_unix": `...)
 		b = append(b, run...)

@@ -159,7 +159,7 @@ func commonErrors(recs []record.Record, n int) []Row {
 	by := map[string]*entry{}
 	for i := range recs {
 		r := &recs[i]
-		if r.Success || !r.Sent {
+		if r.Success || !r.Sent || r.Cancelled() {
 			continue
 		}
 		// Errors that differ only in numbers (token counts, lengths,

@@ -86,6 +86,9 @@ func Console(w io.Writer, run Run, s metrics.Summary) error {
 	if s.Failed > 0 {
 		b = integer(b, "Failed requests:", s.Failed)
 	}
+	if s.Cancelled > 0 {
+		b = integer(b, "Cancelled requests (injected):", s.Cancelled)
+	}
 	_, err := w.Write(b)
 	return err
 }

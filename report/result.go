@@ -165,6 +165,9 @@ func (res *Result) extra() *pyjson.Object {
 		goodputKeys(o, g, res.Run.GoodputSLO)
 	}
 	checkKeys(o, &res.Check, res.Summary.Failed, len(recs))
+	// Cancelled on purpose (--request-cancellation-rate): in neither
+	// completed nor failed, nor in errors_by_kind.
+	o.Set("cancelled_requests", pyjson.Int(res.Summary.Cancelled))
 	o.Set("errors_by_kind", errorKinds(recs))
 	// The run's start on the wall clock, to line records up with server
 	// logs (each record's send time is an offset from it).
@@ -337,7 +340,7 @@ func errorKinds(recs []record.Record) []byte {
 	counts := map[string]int{}
 	var order []string
 	for i := range recs {
-		if recs[i].Success {
+		if recs[i].Success || recs[i].Cancelled() {
 			continue
 		}
 		k := recs[i].ErrorKind

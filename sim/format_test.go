@@ -510,6 +510,7 @@ type truthDoc struct {
 		FirstChunk       *float64     `json:"first_chunk"`
 		FirstContent     *float64     `json:"first_content"`
 		End              float64      `json:"end"`
+		CancelledAt      *float64     `json:"cancelled_at"`
 		QueueTime        float64      `json:"queue_time"`
 		TTFT             *float64     `json:"ttft"`
 		TTFO             *float64     `json:"ttfo"`

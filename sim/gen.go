@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -85,6 +86,11 @@ type job struct {
 	outIDs  []int  // embeddings: one seed per input
 	buf     []byte
 
+	// gone is when the client closed the connection mid-request
+	// (nanoseconds since the start, plus one; 0: it did not), set once by
+	// whichever saw it first: the context's end or a failed write.
+	gone atomic.Int64
+
 	num uint64   // the request's number, N of its id
 	ev  evStream // event streams (responses, messages): their state
 
@@ -129,7 +135,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, f format) {
 		j.rec.enqueued = s.since(time.Now())
 		// A client that goes away aborts the request; the engine then ends
 		// it, which wakes the writer.
-		stop := context.AfterFunc(r.Context(), func() { s.eng.abort(j.req) })
+		stop := context.AfterFunc(r.Context(), func() {
+			j.clientGone(time.Now())
+			s.eng.abort(j.req)
+		})
 		s.eng.submit(j.req)
 		if j.stream {
 			j.serveStream(w, r.Context())
@@ -137,6 +146,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, f format) {
 			j.serveWhole(w, r.Context())
 		}
 		stop()
+		if g := j.gone.Load(); g > 0 {
+			j.rec.cancelled = g - 1
+		}
 	}
 	s.truth.add(j.rec)
 	if j.closing {
@@ -170,6 +182,11 @@ func (s *Server) pickFault(j *job, forced Fault, hasForced bool, n uint64) {
 	if j.fault.Kind != FaultNone {
 		s.met.faults[j.fault.Kind].Add(1)
 	}
+}
+
+// clientGone notes that the client went away at t, unless noted before.
+func (j *job) clientGone(t time.Time) {
+	j.gone.CompareAndSwap(0, j.s.since(t)+1)
 }
 
 // lastWrite marks that j's last write begins: a client that has read it
@@ -252,6 +269,7 @@ func (j *job) serveStream(w http.ResponseWriter, ctx context.Context) {
 			j.sent++
 		}
 		if err != nil {
+			j.clientGone(t1)
 			if !p.done {
 				s.eng.abort(j.req)
 				p.reason = finAbort
@@ -309,6 +327,7 @@ func (j *job) serveWhole(w http.ResponseWriter, ctx context.Context) {
 		err = http.NewResponseController(w).Flush()
 	}
 	if err != nil {
+		j.clientGone(time.Now())
 		j.rec.err = "writing the response: " + err.Error()
 		j.finish(&p, -1)
 		return

@@ -26,6 +26,9 @@ type truthRec struct {
 	// are reasoning, sent counts the tokens of the chunks so far.
 	firstContent    int64
 	reasoning, sent int
+	// cancelled is when the client closed the connection before the
+	// reply ended (-1: it did not).
+	cancelled int64
 
 	promptTokens, cachedTokens, completionTokens int
 	reasoningTokens                              int
@@ -45,7 +48,7 @@ func newTruthRec(id, endpoint string, stream bool, arrival int64) *truthRec {
 	return &truthRec{
 		id: id, endpoint: endpoint, stream: stream, arrival: arrival,
 		enqueued: -1, prefillStart: -1, prefillEnd: -1, firstChunk: -1, lastChunk: -1, end: -1,
-		firstContent: -1,
+		firstContent: -1, cancelled: -1,
 	}
 }
 
@@ -162,7 +165,7 @@ func (r *truthRec) appendJSON(b []byte) []byte {
 	}{
 		{"arrival", r.arrival}, {"enqueued", r.enqueued}, {"prefill_start", r.prefillStart},
 		{"prefill_end", r.prefillEnd}, {"first_chunk", r.firstChunk}, {"first_content", r.firstContent},
-		{"end", r.end}, {"queue_time", span(r.enqueued, r.prefillStart)},
+		{"end", r.end}, {"cancelled_at", r.cancelled}, {"queue_time", span(r.enqueued, r.prefillStart)},
 		{"ttft", span(r.arrival, r.firstChunk)}, {"ttfo", span(r.arrival, r.firstContent)},
 	} {
 		b = append(b, ',', '"')

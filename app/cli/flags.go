@@ -332,6 +332,12 @@ var flags = withDatasets([]flag{
 	{gTraffic, argparse.Option{Name: "--start-in", Type: float, Metavar: "SECONDS",
 		Help: "Start the measured run this many seconds from now (instead of --start-at)."},
 		ptr(func(c *cfg) **float64 { return &c.StartIn })},
+	{gTraffic, argparse.Option{Name: "--request-cancellation-rate", Type: float, Metavar: "P",
+		Help: "As AIPerf: cancel P% of the requests (0 to 100; which ones: seeded by --seed and each request's place in the plan, so shards and reruns pick the same); a chosen request whose reply has not ended --request-cancellation-delay seconds after it was written has its connection closed and counts as cancelled, apart from successes and failures."},
+		ptr(func(c *cfg) **float64 { return &c.RequestCancellationRate })},
+	{gTraffic, argparse.Option{Name: "--request-cancellation-delay", Type: float, Metavar: "S",
+		Help: "As AIPerf: seconds after a chosen request was fully written before it is cancelled (default 0: at once); needs --request-cancellation-rate."},
+		ptr(func(c *cfg) **float64 { return &c.RequestCancellationDelay })},
 })
 
 // datasetFlag places a flag a dataset declares (package dataset, in the

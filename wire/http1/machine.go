@@ -3,8 +3,10 @@ package http1
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"benchserve/internal/hist"
@@ -68,6 +70,12 @@ type Send struct {
 	Timeout time.Duration
 	// Stream reads a 200's body as lines; else it is read whole.
 	Stream bool
+	// Cancel: the client cancels the request on purpose when its response
+	// has not ended CancelAfter after it was fully written (through a
+	// Transport): its connection is closed, not reused, and it fails with
+	// record.KindCancelled and Record.CancelAt set.
+	Cancel      bool
+	CancelAfter time.Duration
 }
 
 // Exchange is the request state machine: one request from its first write
@@ -106,6 +114,15 @@ type Exchange struct {
 	stop     func() bool
 	resumeFn func() // x.resume, bound once
 	wake     chan struct{}
+
+	// The cancellation on purpose (Send.Cancel): the timer armed once the
+	// request is written, its deadline, and whether it fired.
+	cancelSel   bool
+	cancelAfter time.Duration
+	cancelTimer *time.Timer
+	cancelAt    time.Time
+	firedAt     *atomic.Int64 // when the timer fired, ns after cancelAt, plus one
+	dropped     bool
 
 	// The response: the decoder, the lines, the body kept whole (or an
 	// error status's, up to limit bytes, after which reading stops: cut).
@@ -184,6 +201,7 @@ var posted = &http.Request{Method: http.MethodPost}
 func (x *Exchange) Start(ctx context.Context, rt http.RoundTripper, s *Send) {
 	x.ctx, x.cancel = context.WithTimeout(ctx, s.Timeout)
 	x.rec, x.epoch, x.gate, x.timeout, x.stream = s.Record, s.Epoch, s.Gate, s.Timeout, s.Stream
+	x.cancelSel, x.cancelAfter = s.Cancel, s.CancelAfter
 	req, err := x.h.Request(x.ctx)
 	if err != nil {
 		fail(x.rec, record.KindOther, "building the request: "+err.Error())
@@ -261,6 +279,7 @@ func (x *Exchange) attempt() {
 			return
 		}
 		if err == nil {
+			x.arm(c)
 			x.floor = x.st
 			if !x.dialed {
 				x.floor = x.start
@@ -277,6 +296,32 @@ func (x *Exchange) attempt() {
 		if !x.ended(err) {
 			return
 		}
+	}
+}
+
+// arm starts the timer of a request to cancel, now that it is fully
+// written: at its deadline (an absolute instant on the monotonic clock)
+// the connection is shut down, which ends the reading as a context's end
+// does. The timer runs no goroutine until it fires.
+func (x *Exchange) arm(c conn) {
+	if !x.cancelSel {
+		return
+	}
+	at, fired := time.Now().Add(x.cancelAfter), new(atomic.Int64)
+	x.cancelAt, x.firedAt = at, fired
+	x.cancelTimer = time.AfterFunc(time.Until(at), func() {
+		fired.Store(int64(time.Since(at)) + 1)
+		c.shutdown()
+	})
+}
+
+// disarm stops the cancellation timer, noting whether it had fired.
+func (x *Exchange) disarm() {
+	if x.cancelTimer != nil {
+		if !x.cancelTimer.Stop() {
+			x.dropped = true
+		}
+		x.cancelTimer = nil
 	}
 }
 
@@ -313,18 +358,19 @@ func (x *Exchange) outcome() error {
 // the request is finished.
 func (x *Exchange) ended(err error) (again bool) {
 	stopped := x.stop()
+	x.disarm()
 	c := x.c
 	x.c = nil
 	if err != nil {
 		c.close()
-		if retryable(x.ctx, x.reused, x.retried, x.n, x.in.got, err) {
+		if !x.dropped && retryable(x.ctx, x.reused, x.retried, x.n, x.in.got, err) {
 			x.retried = true
 			return true
 		}
 		x.finish(err)
 		return false
 	}
-	if x.t.keep && stopped && x.err == nil && x.in.reusable() {
+	if x.t.keep && stopped && !x.dropped && x.err == nil && x.in.reusable() {
 		x.t.put(x.key, c, x.events)
 	} else {
 		c.close()
@@ -359,6 +405,9 @@ func (x *Exchange) finish(err error) {
 				err = io.ErrUnexpectedEOF
 			}
 			kind, msg := TransportError(x.ctx, x.timeout, err)
+			if x.dropped {
+				kind, msg = x.cancelled()
+			}
 			fail(rec, kind, msg)
 		case resp.StatusCode != http.StatusOK:
 			x.h.Head(resp)
@@ -375,11 +424,25 @@ func (x *Exchange) finish(err error) {
 				if kind, msg, dead := ctxFailure(x.ctx, x.timeout); dead {
 					rerr = &Error{Kind: kind, Msg: msg}
 				}
+				if x.dropped {
+					kind, msg := x.cancelled()
+					rerr = &Error{Kind: kind, Msg: msg}
+				}
 			}
 		}
 	}
 	x.cancel()
 	x.h.Done(ok, rerr)
+}
+
+// cancelled is the failure of a request the client cancelled on purpose,
+// stamping when it did in the record.
+func (x *Exchange) cancelled() (kind, msg string) {
+	x.rec.CancelAt = x.cancelAt.Sub(x.epoch).Seconds()
+	if late := x.firedAt.Load(); late > 0 {
+		x.rec.CancelLate = time.Duration(late - 1).Seconds()
+	}
+	return record.KindCancelled, fmt.Sprintf("the client cancelled the request %.3f s after writing it (--request-cancellation-rate)", x.cancelAfter.Seconds())
 }
 
 // roundTrip is Start through a RoundTripper not a Transport.
