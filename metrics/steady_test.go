@@ -24,7 +24,6 @@ func failed(start, lat float64) record.Record {
 	return record.Record{Sent: true, Start: start, End: start + lat, Latency: lat, Error: "500", ErrorKind: record.KindHTTP5xx}
 }
 
-
 // SGLang's unit tests' numbers (steady-state spec §1.5–1.6), and the
 // edge cases of its rules: netting, the float ceil, first-wins ties, the
 // closed end for completions and tokens, the half-open one for inputs,
