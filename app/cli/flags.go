@@ -332,6 +332,12 @@ var flags = withDatasets([]flag{
 	{gTraffic, argparse.Option{Name: "--start-in", Type: float, Metavar: "SECONDS",
 		Help: "Start the measured run this many seconds from now (instead of --start-at)."},
 		ptr(func(c *cfg) **float64 { return &c.StartIn })},
+	{gOutput, argparse.Option{Name: "--steady-state-concurrency-ratio", Type: float, Metavar: "R",
+		Help: "As SGLang's steady_state_serving: also report the longest stretch with at least ceil(R x peak) requests in flight (0 < R <= 1): its throughput and concurrency, and (ours) the latencies and failures of the requests sent in it."},
+		ptr(func(c *cfg) **float64 { return &c.SteadyStateRatio })},
+	{gOutput, argparse.Option{Name: "--steady-state-output-file", Type: str, Metavar: "PATH",
+		Help: "Append the steady-state result to this file as one JSON line (SGLang's 15 keys; window times in seconds since the run's start)."},
+		ptr(func(c *cfg) **string { return &c.SteadyStateOutputFile })},
 })
 
 // datasetFlag places a flag a dataset declares (package dataset, in the
