@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -89,11 +90,13 @@ func TestSteadyStateRun(t *testing.T) {
 		t.Errorf("the result line has not the same steady_state object:\n%s\n%s", main, line)
 	}
 
-	// The figures are the records' (the file keeps times to the bit).
+	// The figures are the records' (the file keeps times to the bit), in
+	// dispatch order as the run sums them (the file has them as they ended).
 	f, err := record.ReadFile(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sort.Slice(f.Records, func(a, b int) bool { return f.Records[a].Seq < f.Records[b].Seq })
 	st := metrics.ComputeSteady(f.Records, 0.75, nil)
 	if want := string(report.SteadyLine(&st)); string(data) != want {
 		t.Errorf("line %s\nfrom the records %s", data, want)
