@@ -149,3 +149,9 @@ func intOrNull(ok bool, v int) []byte {
 	}
 	return pyjson.Int(v)
 }
+
+// SteadySection prints our section over the window alone, closed by a
+// rule (benchserve report, where no other section follows).
+func SteadySection(w io.Writer, st *metrics.Steady) error {
+	return Section(w, map[string][]Row{steadyTitle: steadyRows(st)}, []string{steadyTitle})
+}

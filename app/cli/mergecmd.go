@@ -38,9 +38,7 @@ func newMergeParser() *argparse.Parser {
 		"merged, exit 130."})
 	p.Add(argparse.Option{Name: "--start-at", Type: argparse.Float, Help: "The run's common start (the shards' --start-at): a file " +
 		"whose header names another is an earlier run's, left in the directory, and is left out."})
-	p.Add(argparse.Option{Name: "--steady-state-concurrency-ratio", Type: argparse.Float, Metavar: "R", Help: "As on a run: SGLang's steady-state " +
-		"block and our section for the merged records (0 < R <= 1)."})
-	p.Add(argparse.Option{Name: "--steady-state-output-file", Metavar: "PATH", Help: "As on a run: append the steady-state line (SGLang's 15 keys) here."})
+	addSteadyFlags(p, "the merged records")
 	return p
 }
 
@@ -93,30 +91,7 @@ func checkMerge(ns *argparse.Namespace, patterns []string) error {
 	case ns.Get("start_at") != nil && !(ns.Get("start_at").(float64) > 0):
 		return &UsageError{Msg: "--start-at: give the shards' common start, Unix seconds"}
 	}
-	st := steadyOf(ns)
-	switch {
-	case st.ratio != nil && !(*st.ratio > 0 && *st.ratio <= 1):
-		return &UsageError{Msg: "--steady-state-concurrency-ratio must be in (0, 1]"}
-	case st.ratio == nil && st.file != "":
-		return &UsageError{Msg: "--steady-state-output-file: give --steady-state-concurrency-ratio too (the window's share of the peak in flight)"}
-	}
-	return nil
-}
-
-// steadyFlags are a merge's --steady-state-concurrency-ratio (nil: off)
-// and --steady-state-output-file ("": none).
-type steadyFlags struct {
-	ratio *float64
-	file  string
-}
-
-func steadyOf(ns *argparse.Namespace) steadyFlags {
-	var f steadyFlags
-	if r, ok := ns.Get("steady_state_concurrency_ratio").(float64); ok {
-		f.ratio = &r
-	}
-	f.file, _ = ns.Get("steady_state_output_file").(string)
-	return f
+	return steadyOf(ns).check()
 }
 
 // merge merges the shards' files and writes the block, the Shards section

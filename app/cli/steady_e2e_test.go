@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -104,6 +105,29 @@ func TestSteadyStateRun(t *testing.T) {
 	if !st.Found || st.PeakConcurrency < 1 || st.PeakConcurrency > 4 || st.Completed == 0 || st.Duration <= 0 {
 		t.Errorf("steady state %+v", st)
 	}
+
+	// benchserve report on the record file: the same block and line, and
+	// the window stated and shaded on the page.
+	ss2, html := filepath.Join(dir, "steady2.jsonl"), filepath.Join(dir, "page.html")
+	code, rout, rerr := run(t, nil, "report", out, "--records", rec, "--steady-state-concurrency-ratio", "0.75",
+		"--steady-state-output-file", ss2, "-o", html)
+	var want bytes.Buffer
+	if err := report.SteadyBlock(&want, &st); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, want.String()) {
+		t.Errorf("the run's block is not the records':\n%s", want.String())
+	}
+	if code != 0 || !strings.Contains(rout, "Records of rec.jsonl:"+want.String()) {
+		t.Fatalf("report: exit %d\n%s\n%s", code, rout, rerr)
+	}
+	if again, _ := os.ReadFile(ss2); string(again) != string(data) {
+		t.Errorf("report's line %s, the run's %s", again, data)
+	}
+	pg, _ := os.ReadFile(html)
+	if !strings.Contains(string(pg), `<p class="steady">Steady state at concurrency ratio 0.75`) || !strings.Contains(string(pg), `<rect class="band"`) {
+		t.Errorf("the page states no window")
+	}
 }
 
 // A merge of the record set split into 2 shards finds the window one
@@ -161,7 +185,8 @@ func TestSteadyStateMergedShards(t *testing.T) {
 }
 
 // A ratio outside (0, 1], or the file flag alone, is a usage error before
-// any network call (no server listens at the URL), on a run and on a merge.
+// any network call (no server listens at the URL), on a run, a merge and
+// a report.
 func TestSteadyStateFlags(t *testing.T) {
 	const msg = "--steady-state-concurrency-ratio must be in (0, 1]"
 	for _, c := range []struct {
@@ -178,9 +203,11 @@ func TestSteadyStateFlags(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, c.msg) || strings.Contains(stderr, "127.0.0.1") {
 			t.Errorf("%v: exit %d, stderr %q", c.args, code, stderr)
 		}
-		code, _, stderr = run(t, nil, append([]string{"merge", "none.rec"}, c.args...)...)
-		if code != 2 || !strings.Contains(stderr, c.msg) {
-			t.Errorf("merge %v: exit %d, stderr %q", c.args, code, stderr)
+		for _, sub := range []string{"merge", "report"} {
+			code, _, stderr = run(t, nil, append([]string{sub, "none.jsonl"}, c.args...)...)
+			if code != 2 || !strings.Contains(stderr, c.msg) {
+				t.Errorf("%s %v: exit %d, stderr %q", sub, c.args, code, stderr)
+			}
 		}
 	}
 }
