@@ -236,3 +236,29 @@ func TestSteadyStateAllFailed(t *testing.T) {
 		t.Errorf("line %s", data)
 	}
 }
+
+// A sweep with the flags writes each point's steady state: under
+// steady_state in its result line and as a line of the output file.
+func TestSteadyStateSweep(t *testing.T) {
+	_, base := newSim(t, steadySim(5*time.Millisecond, 2*time.Millisecond))
+	dir := t.TempDir()
+	out, ss := filepath.Join(dir, "sweep.jsonl"), filepath.Join(dir, "steady.jsonl")
+	code, stdout, stderr := run(t, nil, "sweep", "--backend", "sglang", "--base-url", base, "--dataset-name", "random-ids",
+		"--random-input-len", "8", "--random-output-len", "6", "--num-prompts", "8", "--warmup-requests", "0", "--sweep-pause", "0",
+		"--no-server-metrics", "--request-rate", "50,100", "--output-file", out,
+		"--steady-state-concurrency-ratio", "1", "--steady-state-output-file", ss)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	data, _ := os.ReadFile(ss)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	main, _ := os.ReadFile(out)
+	if len(lines) != 2 {
+		t.Fatalf("%d steady-state lines:\n%s", len(lines), data)
+	}
+	for _, l := range lines {
+		if got := keysInOrder(t, l); len(got) != 15 || !strings.Contains(string(main), `"steady_state": `+l) {
+			t.Errorf("line %s (keys %v) not in the sweep's lines", l, got)
+		}
+	}
+}
