@@ -135,8 +135,10 @@ func TestSteadyOurs(t *testing.T) {
 		failed(3, 1),
 	}
 	st := ComputeSteady(recs, 0.8, nil)
-	if st.WindowStart != 2 || st.WindowEnd != 8 {
-		t.Fatalf("window [%v, %v], want [2, 8]", st.WindowStart, st.WindowEnd)
+	// D ends outside the window and starts at its end: neither completed
+	// in it nor its input counted (half-open [start, end) for inputs).
+	if st.WindowStart != 2 || st.WindowEnd != 8 || st.TotalInput != 500 || st.Completed != 2 {
+		t.Fatalf("window [%v, %v], input %d, completed %d; want [2, 8], 500, 2", st.WindowStart, st.WindowEnd, st.TotalInput, st.Completed)
 	}
 	if st.Started != 3 || st.Failed != 1 || st.E2E.Mean != 6000 || st.TTFT.Median != 1000 || st.TPOT.Mean != 2500 || st.ITL.P99 != 2000 {
 		t.Errorf("started %d failed %d e2e %+v ttft %+v tpot %+v itl %+v", st.Started, st.Failed, st.E2E, st.TTFT, st.TPOT, st.ITL)
