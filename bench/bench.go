@@ -109,6 +109,11 @@ func write(p *Plan, res *report.Result) error {
 	if err := report.Append(p.OutputFile, res.Line()); err != nil {
 		return failure("--output-file: %v", err)
 	}
+	if f := p.Config.SteadyStateOutputFile; f != nil && res.Steady != nil {
+		if err := report.Append(*f, report.SteadyLine(res.Steady)); err != nil {
+			return failure("--steady-state-output-file: %v", err)
+		}
+	}
 	recs := res.Records
 	if res.Stop != nil {
 		return &exit.Error{Code: exit.Interrupted, Msg: sprintf("interrupted; the result line for the %d requests that finished was appended to %s", len(recs), p.OutputFile)}

@@ -96,6 +96,10 @@ type Config struct {
 	CacheReport    bool
 	Tag            *string
 	RecordFile     *string // ours: one JSON line per request as it ends
+	// SGLang's steady_state_serving: the window's ratio of the peak in
+	// flight (nil: off) and the file its line is appended to.
+	SteadyStateRatio      *float64
+	SteadyStateOutputFile *string
 
 	// The server's side (ours): Prometheus /metrics read during the run.
 	ServerMetricsInterval float64 // seconds between reads

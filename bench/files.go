@@ -19,6 +19,11 @@ func checkFiles(cfg *Config, outputFile string) error {
 			return failure("--record-file: %v", errors.Unwrap(err))
 		}
 	}
+	if cfg.SteadyStateOutputFile != nil {
+		if err := report.CheckWritable(*cfg.SteadyStateOutputFile); err != nil {
+			return failure("--steady-state-output-file: %v", errors.Unwrap(err))
+		}
+	}
 	if err := dataset.CheckPath(datasetParams(cfg, "")); err != nil {
 		return failure("%v", err)
 	}

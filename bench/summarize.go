@@ -61,6 +61,10 @@ func Summarize(p *Plan, e *Execution) *report.Result {
 	if e.Cancelled == 0 { // the server counted the cut requests' tokens too
 		p.warnServerTokens(e.Server, sum.TotalOutput)
 	}
+	if r := cfg.SteadyStateRatio; r != nil {
+		st := metrics.ComputeSteady(recs, *r, p.Tok)
+		res.Steady = &st
+	}
 	if e.Stopped {
 		res.Stop = &report.Stop{NotSent: e.NotSent, Cancelled: e.Cancelled}
 	}

@@ -44,6 +44,9 @@ type Result struct {
 	PlannedRequests int
 	// Tail holds keys a caller adds after all others (a sweep's point).
 	Tail *pyjson.Object
+	// Steady is the steady state (--steady-state-concurrency-ratio), nil
+	// when not asked for.
+	Steady *metrics.Steady
 }
 
 // Load is how a run was driven beyond the reference's flags: by time,
@@ -108,6 +111,11 @@ func (res *Result) Print(w io.Writer, plot bool) error {
 	if err := Console(w, res.Run, res.Summary); err != nil {
 		return err
 	}
+	if res.Steady != nil {
+		if err := SteadyBlock(w, res.Steady); err != nil {
+			return err
+		}
+	}
 	titled, order := checkRows(&res.Check, res.Run.embedding())
 	if top := commonErrors(res.Records, 3); len(top) > 0 {
 		const title = "Most common errors"
@@ -128,6 +136,10 @@ func (res *Result) Print(w io.Writer, plot bool) error {
 			{"P99 ITL per token (ms):", F(pt.Stats.P99)},
 		}
 		order = append(order, title)
+	}
+	if res.Steady != nil {
+		titled[steadyTitle] = steadyRows(res.Steady)
+		order = append(order, steadyTitle)
 	}
 	if res.Server != nil || res.ServerNote != "" {
 		const title = "Server view"
@@ -200,6 +212,9 @@ func (res *Result) extra() *pyjson.Object {
 	if pt := res.Run.PerToken; pt != nil {
 		setStats(o, "itl_per_token", pt.Stats, true)
 		o.Set("itl_per_token_requests", pyjson.Int(pt.Requests))
+	}
+	if res.Steady != nil {
+		steadyKeys(o, res.Steady)
 	}
 	if res.Server != nil || res.ServerNote != "" {
 		serverKeys(o, res.Server, res.ServerNote, res.Summary)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"benchserve/internal/py/pyjson"
+	"benchserve/metrics"
 )
 
 // A shard's status in a merged run.
@@ -89,6 +90,21 @@ func shardKeys(o *pyjson.Object, shards []Shard, merged, planned int) {
 // then the records merged against the plan's and whether every shard
 // finished.
 func ShardsSection(w io.Writer, shards []Shard, merged, planned int) error {
+	return MergeSections(w, nil, shards, merged, planned)
+}
+
+// MergeSections prints a merge's sections: ours over the steady-state
+// window when st is set, then the Shards section.
+func MergeSections(w io.Writer, st *metrics.Steady, shards []Shard, merged, planned int) error {
+	titled, order := map[string][]Row{}, []string{}
+	if st != nil {
+		titled[steadyTitle], order = steadyRows(st), append(order, steadyTitle)
+	}
+	titled["Shards"], order = shardRows(shards, merged, planned), append(order, "Shards")
+	return Section(w, titled, order)
+}
+
+func shardRows(shards []Shard, merged, planned int) []Row {
 	var rows []Row
 	for _, c := range shards {
 		v := c.Status
@@ -115,5 +131,5 @@ func ShardsSection(w io.Writer, shards []Shard, merged, planned int) error {
 		complete = "no: " + strings.Join(names, ", ")
 	}
 	rows = append(rows, Row{Label: "Complete:", Value: complete})
-	return Section(w, map[string][]Row{"Shards": rows}, []string{"Shards"})
+	return rows
 }

@@ -175,6 +175,11 @@ func (r *runner) run(ctx context.Context, pt Point, k int) (res *report.Result, 
 	if err := report.Append(r.out, res.Line()); err != nil {
 		return nil, false, &exit.Error{Code: exit.Failure, Msg: "--output-file: " + err.Error()}
 	}
+	if f := q.Config.SteadyStateOutputFile; f != nil && res.Steady != nil {
+		if err := report.Append(*f, report.SteadyLine(res.Steady)); err != nil {
+			return nil, false, &exit.Error{Code: exit.Failure, Msg: "--steady-state-output-file: " + err.Error()}
+		}
+	}
 	if len(report.Failed(res.Thresholds)) > 0 {
 		r.thresholdsFailed = true
 	}

@@ -338,6 +338,12 @@ var flags = withDatasets([]flag{
 	{gTraffic, argparse.Option{Name: "--request-cancellation-delay", Type: float, Metavar: "S",
 		Help: "As AIPerf: seconds after a chosen request was fully written before it is cancelled (default 0: at once); needs --request-cancellation-rate."},
 		ptr(func(c *cfg) **float64 { return &c.RequestCancellationDelay })},
+	{gOutput, argparse.Option{Name: "--steady-state-concurrency-ratio", Type: float, Metavar: "R",
+		Help: "As SGLang's steady_state_serving: also report the longest stretch with at least ceil(R x peak) requests in flight (0 < R <= 1): its throughput and concurrency, and (ours) the latencies and failures of the requests sent in it."},
+		ptr(func(c *cfg) **float64 { return &c.SteadyStateRatio })},
+	{gOutput, argparse.Option{Name: "--steady-state-output-file", Type: str, Metavar: "PATH",
+		Help: "Append the steady-state result to this file as one JSON line (SGLang's 15 keys; window times in seconds since the run's start)."},
+		ptr(func(c *cfg) **string { return &c.SteadyStateOutputFile })},
 })
 
 // datasetFlag places a flag a dataset declares (package dataset, in the

@@ -17,6 +17,7 @@ import (
 	"benchserve/bench"
 	"benchserve/internal/exit"
 	"benchserve/internal/py/argparse"
+	"benchserve/metrics"
 	"benchserve/record"
 	"benchserve/report"
 )
@@ -27,7 +28,8 @@ func newMergeParser() *argparse.Parser {
 		"process would, and each shard's check and status: finished, interrupted (its end line says SIGINT or SIGTERM "+
 		"stopped it), unfinished (no end line) or missing (no file). Exit 0: every shard finished; 1: a shard did not "+
 		"(the block and the line are still written, for the shards there are), or the files cannot be read or are not one "+
-		"plan's shards; 3: every shard finished but no merged request succeeded. Usage: benchserve merge RECORDS.jsonl... (globs are expanded) [--output-file F]")
+		"plan's shards; 3: every shard finished but no merged request succeeded. Usage: benchserve merge RECORDS.jsonl... (globs are expanded) [--output-file F] "+
+		"[--steady-state-concurrency-ratio R [--steady-state-output-file PATH]]")
 	p.Add(argparse.Option{Name: "--output-file", Default: "merged.jsonl", Help: "Where the merged result line is appended."})
 	p.Add(argparse.Option{Name: "--expect", Type: argparse.Int, Default: 0, Help: "The plan's number of shards; 0: as the files' headers say."})
 	p.Add(argparse.Option{Name: "--wait", Type: argparse.Float, Default: 0.0, Help: "Seconds to wait for --expect shards to write their end lines " +
@@ -36,6 +38,7 @@ func newMergeParser() *argparse.Parser {
 		"merged, exit 130."})
 	p.Add(argparse.Option{Name: "--start-at", Type: argparse.Float, Help: "The run's common start (the shards' --start-at): a file " +
 		"whose header names another is an earlier run's, left in the directory, and is left out."})
+	addSteadyFlags(p, "the merged records")
 	return p
 }
 
@@ -44,7 +47,8 @@ func newMergeParser() *argparse.Parser {
 // be merged; 3 when every shard finished but no merged request succeeded;
 // 2 for a bad command line.
 func MergeMain(ctx context.Context, args []string, pio IO) int {
-	patterns, rest := positionalsWith(args, map[string]bool{"--output-file": true, "--expect": true, "--wait": true, "--start-at": true})
+	patterns, rest := positionalsWith(args, map[string]bool{"--output-file": true, "--expect": true, "--wait": true, "--start-at": true,
+		"--steady-state-concurrency-ratio": true, "--steady-state-output-file": true})
 	ns, err := parseArgs(newMergeParser(), rest, pio.columns())
 	if err == nil {
 		err = checkMerge(ns, patterns)
@@ -65,7 +69,8 @@ func MergeMain(ctx context.Context, args []string, pio IO) int {
 		}
 		stopped = w.stopped
 	}
-	code := exitCode(merge(patterns, expect, startAt, ns.Get("output_file").(string), pio), pio.Stderr)
+	steady := steadyOf(ns)
+	code := exitCode(merge(patterns, expect, startAt, ns.Get("output_file").(string), steady, pio), pio.Stderr)
 	if stopped {
 		return exit.Interrupted
 	}
@@ -86,13 +91,13 @@ func checkMerge(ns *argparse.Namespace, patterns []string) error {
 	case ns.Get("start_at") != nil && !(ns.Get("start_at").(float64) > 0):
 		return &UsageError{Msg: "--start-at: give the shards' common start, Unix seconds"}
 	}
-	return nil
+	return steadyOf(ns).check()
 }
 
 // merge merges the shards' files and writes the block, the Shards section
 // and the result line, whatever shards are there; its error carries the
 // exit code.
-func merge(patterns []string, expect int, startAt float64, out string, pio IO) error {
+func merge(patterns []string, expect int, startAt float64, out string, steady steadyFlags, pio IO) error {
 	shards, err := readShards(patterns, startAt, pio.Stderr)
 	if err != nil {
 		return failed(err)
@@ -104,6 +109,13 @@ func merge(patterns []string, expect int, startAt float64, out string, pio IO) e
 	if err := report.Console(pio.Stdout, res.Run, res.Summary); err != nil {
 		return failed(err)
 	}
+	if steady.ratio != nil {
+		st := metrics.ComputeSteady(res.Records, *steady.ratio, nil)
+		res.Steady = &st
+		if err := report.SteadyBlock(pio.Stdout, &st); err != nil {
+			return failed(err)
+		}
+	}
 	for _, c := range checks {
 		if c.Behind {
 			fmt.Fprintf(pio.Stderr, "benchserve: warning: shard %s fell behind its plan (send lag p99 %.1f ms): its part of the run was sent late\n", c.Shard, c.LagP99)
@@ -112,11 +124,16 @@ func merge(patterns []string, expect int, startAt float64, out string, pio IO) e
 			fmt.Fprintf(pio.Stderr, "benchserve: warning: shard %s started %+.1f ms from the common start: its clock disagrees with the others', or it was ready after the common start (its pod started late: give a later --start-at or --start-delay)\n", c.Shard, c.StartOffset)
 		}
 	}
-	if err := report.ShardsSection(pio.Stdout, checks, len(res.Records), res.PlannedRequests); err != nil {
+	if err := report.MergeSections(pio.Stdout, res.Steady, checks, len(res.Records), res.PlannedRequests); err != nil {
 		return failed(err)
 	}
 	if err := report.Append(out, res.Line()); err != nil {
 		return failed(fmt.Errorf("--output-file: %v", err))
+	}
+	if res.Steady != nil && steady.file != "" {
+		if err := report.Append(steady.file, report.SteadyLine(res.Steady)); err != nil {
+			return failed(fmt.Errorf("--steady-state-output-file: %v", err))
+		}
 	}
 	if bad := report.Incomplete(checks); len(bad) > 0 {
 		var names []string

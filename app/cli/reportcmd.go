@@ -15,11 +15,13 @@ import (
 func newReportParser() *argparse.Parser {
 	p := argparse.New("benchserve report", "Write one self-contained HTML page (no network needed to view it) from result files "+
 		"(--output-file lines: runs, sweeps, searches) and record files (--record-file): the runs' figures, the load "+
-		"curves of several runs, and each record file's distributions and time series. Usage: benchserve report FILE.jsonl... "+
+		"curves of several runs, and each record file's distributions and time series; with --steady-state-concurrency-ratio, each "+
+		"record run's steady state too (printed, and shaded on the page). Usage: benchserve report FILE.jsonl... "+
 		"[--records RECORDS.jsonl...] [-o report.html]")
 	p.Add(argparse.Option{Name: "--records", Nargs: argparse.OneOrMore, Metavar: "RECORDS.jsonl", Help: "Record files (a file of several runs, such as a sweep's, gives each run its own section)."})
 	p.Add(argparse.Option{Name: "--server-metrics", Nargs: argparse.OneOrMore, Metavar: "SERVER.jsonl", Help: "Files of the server's metrics over a run (--server-metrics-file)."})
 	p.Add(argparse.Option{Name: "--output", Default: "report.html", Metavar: "FILE.html", Help: "The page to write (also -o)."})
+	addSteadyFlags(p, "each run of the --records files")
 	return p
 }
 
@@ -30,6 +32,9 @@ func ReportMain(_ context.Context, args []string, pio IO) int {
 	ns, err := parseArgs(newReportParser(), rest, pio.columns())
 	if err == nil && len(files) == 0 {
 		err = &UsageError{Msg: "give at least one result file: benchserve report FILE.jsonl... [--records RECORDS.jsonl...] [-o report.html]"}
+	}
+	if err == nil {
+		err = steadyOf(ns).check()
 	}
 	if code, done := parseOutcome(err, pio); done {
 		return code
@@ -49,6 +54,9 @@ func ReportMain(_ context.Context, args []string, pio IO) int {
 		}
 		page.Label(runs, in.Lines)
 		in.Records = append(in.Records, runs...)
+	}
+	if err := steadyOfRuns(in.Records, steadyOf(ns), pio); err != nil {
+		return exitCode(failed(err), pio.Stderr)
 	}
 	for _, f := range strList(ns.Get("server_metrics")) {
 		s, err := page.ReadServerSeries(f)

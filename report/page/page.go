@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"benchserve/metrics"
 	"benchserve/record"
 )
 
@@ -18,6 +19,9 @@ type RecordSet struct {
 	Run   string
 	Start float64
 	Recs  []record.Record
+	// Steady is the run's steady state (report --steady-state-concurrency-ratio),
+	// nil when not asked for: a paragraph and a band on the time series.
+	Steady *metrics.Steady
 }
 
 // Input is what a report shows.
@@ -90,6 +94,10 @@ func Report(in Input) []byte {
 		}
 		fmt.Fprintf(&body, `<section class="records"><h2>Requests of %s</h2><p>%d requests, %d succeeded. Lines are drawn through at most %d points (largest-triangle downsampling); the figures in the table are exact.</p>`,
 			esc(rs.title()), len(rs.Recs), ok, maxPoints)
+		if st := rs.Steady; st != nil {
+			body.WriteString(steadyParagraph(st))
+			bandSteady(rc, st)
+		}
 		for k := range rc {
 			body.WriteString(rc[k].SVG())
 		}
