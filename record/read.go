@@ -136,6 +136,8 @@ func DecodeLine(line []byte, r *Record) (bool, error) {
 			r.Error = string(v.AppendString(nil))
 		case jsonscan.KeyIs(k, "error_kind"):
 			r.ErrorKind = string(v.AppendString(nil))
+		case jsonscan.KeyIs(k, "url"):
+			r.URL = i()
 		}
 	})
 	r.Sent = isRec

@@ -44,6 +44,9 @@ type Result struct {
 	PlannedRequests int
 	// Tail holds keys a caller adds after all others (a sweep's point).
 	Tail *pyjson.Object
+	// PerURL is each server's share of a run of several --base-url (nil
+	// with one).
+	PerURL []URLShare
 }
 
 // Load is how a run was driven beyond the reference's flags: by time,
@@ -129,6 +132,11 @@ func (res *Result) Print(w io.Writer, plot bool) error {
 		}
 		order = append(order, title)
 	}
+	if len(res.PerURL) > 0 {
+		const title = "Per URL"
+		titled[title] = perURLRows(res.PerURL)
+		order = append(order, title)
+	}
 	if res.Server != nil || res.ServerNote != "" {
 		const title = "Server view"
 		titled[title] = serverRows(res.Server, res.ServerNote, res.Summary)
@@ -197,6 +205,9 @@ func (res *Result) extra() *pyjson.Object {
 	if pt := res.Run.PerToken; pt != nil {
 		setStats(o, "itl_per_token", pt.Stats, true)
 		o.Set("itl_per_token_requests", pyjson.Int(pt.Requests))
+	}
+	if len(res.PerURL) > 0 {
+		o.Set("per_url", perURLKey(res.PerURL))
 	}
 	if res.Server != nil || res.ServerNote != "" {
 		serverKeys(o, res.Server, res.ServerNote, res.Summary)

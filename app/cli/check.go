@@ -184,7 +184,7 @@ func withBaseURL(c *bench.Config, _ func(string) string) string {
 }
 
 func plainHTTP(c *bench.Config, _ func(string) string) string {
-	if c.BaseURL != nil && strings.HasPrefix(strings.ToLower(*c.BaseURL), "https://") {
+	if c.BaseURL != nil && strings.Contains(strings.ToLower(*c.BaseURL), "https://") {
 		return ""
 	}
 	return "not used with an http:// server (only https servers are verified)"

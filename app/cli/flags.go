@@ -46,9 +46,9 @@ var flags = withDatasets([]flag{
 	{gTarget, argparse.Option{Name: "--backend", Type: str, Choices: backend.Names(), Default: backend.DefaultName,
 		Help: "Server kind; decides the endpoint, the request body and the default port."},
 		val(func(c *cfg) *string { return &c.Backend })},
-	{gTarget, argparse.Option{Name: "--base-url", Type: str,
-		Help: "Server base URL; overrides --host and --port."},
-		ptr(func(c *cfg) **string { return &c.BaseURL })},
+	{gTarget, argparse.Option{Name: "--base-url", Type: str, Action: argparse.Append,
+		Help: "Server base URL; overrides --host and --port. Repeat it, or give a comma-separated list, for several replicas of one deployment (see --url-strategy)."},
+		joined(func(c *cfg) **string { return &c.BaseURL })},
 	{gTarget, argparse.Option{Name: "--host", Type: str, Default: "0.0.0.0",
 		Help: "Server host."},
 		val(func(c *cfg) *string { return &c.Host })},
@@ -332,6 +332,9 @@ var flags = withDatasets([]flag{
 	{gTraffic, argparse.Option{Name: "--start-in", Type: float, Metavar: "SECONDS",
 		Help: "Start the measured run this many seconds from now (instead of --start-at)."},
 		ptr(func(c *cfg) **float64 { return &c.StartIn })},
+	{gTarget, argparse.Option{Name: "--url-strategy", Type: str, Choices: bench.URLStrategies, Default: bench.URLRoundRobin,
+		Help: "With several --base-url: round-robin sends the request at plan position i to URL i mod N (a conversation stays on one URL); random draws each position's URL from --seed."},
+		val(func(c *cfg) *string { return &c.URLStrategy })},
 })
 
 // datasetFlag places a flag a dataset declares (package dataset, in the
