@@ -58,9 +58,9 @@ func Summarize(p *Plan, e *Execution) *report.Result {
 		Run: run, Summary: sum, Check: check, Records: recs, Start: e.Start, Version: version.String(), Load: ld,
 		Server: e.Server, ServerNote: e.ServerNote, Provenance: e.Provenance,
 	}
-	if len(p.URLs) > 1 {
-		for i, f := range metrics.PerURL(recs, len(p.URLs), e.Duration) {
-			res.PerURL = append(res.PerURL, report.URLShare{URL: serverctl.Redact(p.URLs[i]), URLFigures: f})
+	if shown := p.shownURLs(); shown != nil {
+		for i, f := range metrics.PerURL(recs, len(shown), e.Duration) {
+			res.PerURL = append(res.PerURL, report.URLShare{URL: shown[i], URLFigures: f})
 		}
 	}
 	if e.Cancelled == 0 { // the server counted the cut requests' tokens too

@@ -144,3 +144,16 @@ func (p *Plan) flush(ctx context.Context, style serverctl.Flush) error {
 	}
 	return nil
 }
+
+// shownURLs is the run's URLs as the output names them (credentials
+// redacted) when it has several; nil with one.
+func (p *Plan) shownURLs() []string {
+	if len(p.URLs) <= 1 {
+		return nil
+	}
+	out := make([]string, len(p.URLs))
+	for i, u := range p.URLs {
+		out[i] = serverctl.Redact(u)
+	}
+	return out
+}

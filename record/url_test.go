@@ -42,3 +42,23 @@ func TestRecordFileURL(t *testing.T) {
 		}
 	}
 }
+
+// A shard's header names the run's URLs when it has several.
+func TestHeaderURLs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteHeader(&Header{Shard: "0/2", URLs: []string{"http://a:1", "http://u:xxxxx@b:2"}})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Header == nil || len(f.Header.URLs) != 2 || f.Header.URLs[1] != "http://u:xxxxx@b:2" {
+		t.Errorf("header read back: %+v", f.Header)
+	}
+}

@@ -222,3 +222,41 @@ func TestBaseURLEmptyItem(t *testing.T) {
 		}
 	}
 }
+
+// Shards of a run of two URLs send each position where the single run
+// would; merged, per_url is each simulator's truth.
+func TestTwoURLsShardsMerge(t *testing.T) {
+	cfg, _ := sim.Preset(sim.PresetInstant)
+	_, a := newSim(t, cfg)
+	_, b := newSim(t, cfg)
+	dir := t.TempDir()
+	var files []string
+	for i := range 3 {
+		rec := filepath.Join(dir, "shard-"+itoa(i)+".jsonl")
+		files = append(files, rec)
+		code, stdout, stderr := run(t, nil, "--base-url", a, "--base-url", b, "--dataset-name", "random-ids",
+			"--random-input-len", "16", "--random-output-len", "8", "--num-prompts", "30", "--warmup-requests", "0",
+			"--shard", itoa(i)+"/3", "--start-in", "0.1", "--record-file", rec, "--output-file", filepath.Join(dir, "s.jsonl"))
+		if code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s\n%s", i, code, stdout, stderr)
+		}
+	}
+	out := filepath.Join(dir, "merged.jsonl")
+	if code, stdout, stderr := run(t, nil, append(append([]string{"merge"}, files...), "--output-file", out)...); code != 0 {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	res := readURLResult(t, out)
+	if len(res.PerURL) != 2 {
+		t.Fatalf("merged per_url has %d entries, want 2", len(res.PerURL))
+	}
+	for i, u := range []string{a, b} {
+		truth := getJSON[simTruth](t, u+"/sim/truth")
+		tokens := 0
+		for _, r := range truth.Requests {
+			tokens += r.CompletionTokens
+		}
+		if p := res.PerURL[i]; p.URL != u || p.Completed != 15 || p.Completed != len(truth.Requests) || p.OutputTokens != tokens {
+			t.Errorf("merged per_url[%d] = %+v; the simulator at %s served %d requests, %d tokens (want 15 each)", i, p, u, len(truth.Requests), tokens)
+		}
+	}
+}
