@@ -53,6 +53,9 @@ var targetRules = []unused{
 		// Another count beside --warmup-duration is refused when the load is read.
 		return unless(c.WarmupDuration == nil || c.WarmupRequests != 1, "--warmup-duration replaces it")
 	}},
+	{flag: "--url-strategy", why: func(c *bench.Config, _ func(string) string) string {
+		return unless(c.BaseURL != nil && strings.Contains(*c.BaseURL, ","), "only spreads requests over several --base-url")
+	}},
 }
 
 var otherRules = []unused{

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"benchserve/sim"
 )
 
 // --base-url given several times, as a comma-separated list, or both,
@@ -36,5 +39,19 @@ func TestBaseURLFlagsRepeatedCommaMixed(t *testing.T) {
 	}
 	if _, _, err := parse([]string{"--url-strategy", "sticky"}, 80); err == nil || !strings.Contains(err.Error(), "--url-strategy") {
 		t.Errorf("--url-strategy sticky: %v, want an invalid choice naming the flag", err)
+	}
+}
+
+// --url-strategy with one URL does nothing, and a note says so.
+func TestURLStrategyOneURLNote(t *testing.T) {
+	cfg, _ := sim.Preset(sim.PresetInstant)
+	_, a := newSim(t, cfg)
+	code, stdout, stderr := run(t, nil, "--base-url", a, "--url-strategy", "random", "--dataset-name", "random-ids",
+		"--random-input-len", "8", "--random-output-len", "4", "--num-prompts", "2", "--output-file", filepath.Join(t.TempDir(), "r.jsonl"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "--url-strategy") || !strings.Contains(stderr, "several --base-url") {
+		t.Errorf("no note about --url-strategy with one URL:\n%s", stderr)
 	}
 }
