@@ -26,6 +26,9 @@ type Config struct {
 	// starts it and sets BaseURL).
 	Sim       bool
 	SimPreset string
+	// URLStrategy is --url-strategy: how requests spread over several
+	// --base-url (URLRoundRobin, URLRandom).
+	URLStrategy string
 
 	// Dataset: the flags dataset.Params holds, promoted (--num-prompts is
 	// NumPrompts, --seed Seed, --random-input-len RandomInputLen...). Its

@@ -44,6 +44,7 @@ func (r *runner) newRecords(a *arena, i, seq int, at time.Duration) []record.Rec
 		rec.Intended = at.Seconds()
 		rec.InputLen, rec.InputTextLen, rec.InputVisionLen = row.PromptLen, row.TextPromptLen, row.VisionPromptLen
 		rec.PromptLen, rec.OutputLen = row.PromptLen, row.OutputLen
+		rec.URL = r.urlOf(i)
 	}
 	return recs
 }
@@ -279,8 +280,9 @@ func (r *runner) start(ctx context.Context, in *backend.Input, rec *record.Recor
 		in.Cancel, in.CancelAfter = true, r.traffic.cancel.delay
 	}
 	started := unixTime()
-	r.printStart(in)
-	r.Client.Start(ctx, in, rec, epoch, func() {
+	c := r.clientOf(rec)
+	r.printStart(in, c.URL())
+	c.Start(ctx, in, rec, epoch, func() {
 		r.replied(in, rec, epoch, started, ended, free)
 		done()
 	})
@@ -303,7 +305,7 @@ func (r *runner) replied(in *backend.Input, rec *record.Record, epoch time.Time,
 		return
 	}
 	rec.End = end
-	r.Client.CountText(rec)
+	r.clientOf(rec).CountText(rec)
 	// Image tokens are our estimate where the server does not count them:
 	// its prompt_tokens, where it reports them, replace the estimate in
 	// the totals too (text and vision split as the estimate split them).

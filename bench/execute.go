@@ -59,6 +59,9 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	cfg, out := p.Config, p.Env.Stdout
 
 	n := cfg.WarmupRequests
+	if k := len(p.Clients); n > 0 && n < k {
+		n = k // one each, so that no server's first requests are cold
+	}
 	if p.traffic.warmup > 0 {
 		var err error
 		if n, err = r.warmupFor(sending); err != nil {
@@ -74,7 +77,7 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	spec := p.Client.Spec()
 	flush := cfg.FlushCache || (spec.SGLang && truthy(p.Env.Getenv("SGLANG_IS_IN_CI")))
 	if flush {
-		if err := p.Server.Flush(sending, flushStyle(spec), cfg.FlushCacheTimeout); err != nil {
+		if err := p.flush(sending, flushStyle(spec)); err != nil {
 			return nil, failure("%v", err)
 		}
 	}
@@ -103,6 +106,9 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 			return nil, failure("--record-file: %v", err)
 		}
 		r.recFile = rf
+		if len(p.Clients) > 1 {
+			rf.IndexURLs()
+		}
 		defer func() {
 			if err := rf.Close(); err != nil {
 				fmt.Fprintf(p.Env.Stderr, "benchserve: error: --record-file: %v\n", err)
@@ -114,7 +120,9 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	r.graceOnInterrupt(inflight, cancelInflight)
 	r.preconnect(sending)
 	// The read delays so far are the warmup's.
-	p.Client.ResetTiming()
+	for _, c := range p.clients() {
+		c.ResetTiming()
+	}
 	flushed := 0
 	if flush {
 		flushed = 1
@@ -136,7 +144,7 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	recs, end, unsent := r.dispatch(sending, inflight, ph, start)
 	e := &Execution{Start: start, Duration: end.Sub(start).Seconds(), Stopped: interrupted(p.Env.Interrupt)}
 	r.shardFooter(e, len(recs))
-	e.Client = check.stop(p.Client.ReadDelays())
+	e.Client = check.stop(p.readDelays())
 	e.Server, e.ServerNote, e.Provenance = r.serverView(ctx, scr, start), why, prov
 	recs, e.RoundsNotSent = skippedRounds(recs)
 	switch {
@@ -192,9 +200,14 @@ func (r *runner) preconnect(ctx context.Context) {
 	if want <= 0 {
 		return
 	}
-	if got, err := r.Client.Preconnect(ctx, want); err != nil && ctx.Err() == nil {
-		fmt.Fprintf(r.Env.Stderr, "benchserve: warning: opened %d of %d connections to %s before the run (%v); the others connect when needed, and their first requests' TTFT includes the connect\n",
-			got, want, serverctl.Redact(r.Client.URL()), err)
+	cs := r.clients()
+	// Each server gets its share: the plan spreads requests evenly.
+	want = (want + len(cs) - 1) / len(cs)
+	for _, c := range cs {
+		if got, err := c.Preconnect(ctx, want); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(r.Env.Stderr, "benchserve: warning: opened %d of %d connections to %s before the run (%v); the others connect when needed, and their first requests' TTFT includes the connect\n",
+				got, want, serverctl.Redact(c.URL()), err)
+		}
 	}
 }
 
@@ -283,6 +296,9 @@ type runner struct {
 	// measuring: the measured run is under way (no warmup request is
 	// cancelled on purpose).
 	measuring bool
+	// fleet reads the /metrics of the other --base-url servers, beside
+	// the first one's scraper (nil with one URL).
+	fleet []*serverctl.Scraper
 }
 
 func newRunner(p *Plan) *runner {

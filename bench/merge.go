@@ -181,6 +181,11 @@ func Merge(shards []*ShardFile, expect int) (*report.Result, []report.Shard, err
 		Closed: math.IsInf(run.RequestRate, 1), Slots: h.PlannedSlots, LastSlot: last}, sum.TotalOutput)
 	res.Check.Verdict = "merged from shards: each shard's check is under \"shards\""
 	res.Shards, res.PlannedRequests = checks, h.PlannedRequests
+	if len(h.URLs) > 1 {
+		for i, f := range metrics.PerURL(recs, len(h.URLs), dur) {
+			res.PerURL = append(res.PerURL, report.URLShare{URL: h.URLs[i], URLFigures: f})
+		}
+	}
 	return res, checks, nil
 }
 

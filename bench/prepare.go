@@ -42,6 +42,13 @@ type Plan struct {
 	// OutputFile is where the result line goes.
 	OutputFile string
 
+	// URLs are the run's servers (--base-url's items; one unless several
+	// were given), with a control plane and a client each, in the same
+	// order: Servers[0] is Server, Clients[0] Client.
+	URLs    []string
+	Servers []*serverctl.Server
+	Clients []*backend.Client
+
 	// gates and traffic are the parsed SLO and load flags. cyclic: a
 	// closed loop by time, whose Slots are one cycle reused until the
 	// duration ends. warmupSlots is --warmup-duration's plan (cyclic like
@@ -65,8 +72,18 @@ type Plan struct {
 // Close closes the idle keep-alive connections, so that a process that
 // runs several benchmarks does not pile them up.
 func (p *Plan) Close() {
-	p.Client.CloseIdleConnections()
+	for _, c := range p.clients() {
+		c.CloseIdleConnections()
+	}
+	p.closeServers()
+}
+
+// closeServers closes the control planes' idle connections.
+func (p *Plan) closeServers() {
 	p.Server.HTTP.CloseIdleConnections()
+	for _, s := range p.Servers {
+		s.HTTP.CloseIdleConnections()
+	}
 }
 
 // Closed reports a closed-loop run: no request has an intended send time
@@ -109,7 +126,8 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 	if cfg.Port != nil {
 		port = *cfg.Port
 	}
-	base := baseURL(cfg, port)
+	bases := baseURLs(cfg, port)
+	base := bases[0]
 	p := &Plan{Config: cfg, Env: env, Extra: extra, OutputFile: outputFile(cfg, env.Now()), gates: g, traffic: ld, runawayOnce: &sync.Once{}}
 	if err := checkFiles(cfg, p.OutputFile); err != nil {
 		return nil, err
@@ -126,10 +144,22 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 	if hopt.Proxy, err = proxyFor(base, env); err != nil {
 		return nil, usage("%v", err)
 	}
+	for _, b := range bases[1:] {
+		if _, err := proxyFor(b, env); err != nil {
+			return nil, usage("%v", err)
+		}
+	}
 	p.Server = &serverctl.Server{Base: base, Auth: auth, HTTP: backend.NewHTTPClient(hopt)}
+	p.URLs, p.Servers = bases, []*serverctl.Server{p.Server}
+	for _, b := range bases[1:] {
+		p.Servers = append(p.Servers, &serverctl.Server{Base: b, Auth: auth, HTTP: backend.NewHTTPClient(hopt)})
+	}
 	model, detected, err := p.findModel(ctx, cfg, base)
+	if err == nil {
+		err = p.checkReplicas(ctx, model, detected)
+	}
 	if err != nil {
-		p.Server.HTTP.CloseIdleConnections()
+		p.closeServers()
 		return nil, err
 	}
 	settleArgs(cfg, port)
@@ -139,12 +169,14 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 		p.Model = *cfg.ServedModelName
 	}
 	if err := p.load(ctx, model, detected, py, np); err != nil {
-		p.Server.HTTP.CloseIdleConnections()
+		p.closeServers()
 		return nil, err
 	}
-	if err := p.makeClient(base, auth, hopt); err != nil {
-		p.Server.HTTP.CloseIdleConnections()
-		return nil, err
+	for _, b := range bases {
+		if err := p.makeClient(b, auth, hopt); err != nil {
+			p.closeServers()
+			return nil, err
+		}
 	}
 	return p, nil
 }
@@ -277,7 +309,10 @@ func (p *Plan) makeClient(base string, auth http.Header, hopt backend.ClientOpti
 	if err != nil {
 		return usage("%v", err)
 	}
-	p.Client = client
+	if p.Client == nil {
+		p.Client = client
+	}
+	p.Clients = append(p.Clients, client)
 	return nil
 }
 

@@ -17,7 +17,7 @@ import (
 // printStart and printEnd are --print-requests: one line when a request
 // starts and one when it ends, in the reference's shape (prompt and text
 // elided as "..."), with the request's id (in.ID, which it is sent with).
-func (r *runner) printStart(in *backend.Input) {
+func (r *runner) printStart(in *backend.Input, url string) {
 	if !r.Config.PrintRequests {
 		return
 	}
@@ -31,7 +31,7 @@ func (r *runner) printStart(in *backend.Input) {
 		extra = string(in.Extra.Bytes())
 	}
 	fmt.Fprintf(r.Env.Stdout, "rid=%s time=%s message=\"request start\" request_func_input=\"RequestFuncInput(prompt='...', api_url=%s, prompt_len=%d, output_len=%d, model=%s, lora_name=%s, image_data=None, extra_request_body=%s, timestamp=None, routing_key=None)\"\n",
-		rid, pyfmt.Float(unixTime()), pyfmt.Quote(serverctl.Redact(r.Client.URL())), in.PromptLen, in.OutputLen, pyfmt.Quote(in.Model), lora, extra)
+		rid, pyfmt.Float(unixTime()), pyfmt.Quote(serverctl.Redact(url)), in.PromptLen, in.OutputLen, pyfmt.Quote(in.Model), lora, extra)
 }
 
 func (r *runner) printEnd(rid string, started float64, rec *record.Record) {

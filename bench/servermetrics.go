@@ -33,6 +33,9 @@ func (r *runner) startServerMetrics(ctx context.Context) (*serverctl.Scraper, st
 	if sc == nil {
 		return nil, why
 	}
+	if cfg.ServerMetricsURL == nil {
+		r.startFleet(ctx, every)
+	}
 	return sc, ""
 }
 
@@ -44,6 +47,9 @@ func (r *runner) serverView(ctx context.Context, sc *serverctl.Scraper, start ti
 	}
 	scrapes, failed := sc.Stop(ctx)
 	snaps := serverctl.Snapshots(scrapes)
+	if r.fleet != nil {
+		snaps, failed = r.fleetSnapshots(ctx, scrapes, failed)
+	}
 	if f := r.Config.ServerMetricsFile; f != nil {
 		if err := writeServerSeries(*f, snaps, start); err != nil {
 			fmt.Fprintf(r.Env.Stderr, "benchserve: warning: --server-metrics-file: %v\n", err)

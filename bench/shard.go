@@ -68,6 +68,7 @@ func (r *runner) shardHeader() {
 	if !t.startAt.IsZero() {
 		h.StartAt = float64(t.startAt.UnixNano()) / 1e9
 	}
+	h.URLs = r.shownURLs()
 	r.recFile.WriteHeader(h)
 }
 

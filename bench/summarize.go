@@ -58,6 +58,11 @@ func Summarize(p *Plan, e *Execution) *report.Result {
 		Run: run, Summary: sum, Check: check, Records: recs, Start: e.Start, Version: version.String(), Load: ld,
 		Server: e.Server, ServerNote: e.ServerNote, Provenance: e.Provenance,
 	}
+	if shown := p.shownURLs(); shown != nil {
+		for i, f := range metrics.PerURL(recs, len(shown), e.Duration) {
+			res.PerURL = append(res.PerURL, report.URLShare{URL: shown[i], URLFigures: f})
+		}
+	}
 	if e.Cancelled == 0 { // the server counted the cut requests' tokens too
 		p.warnServerTokens(e.Server, sum.TotalOutput)
 	}

@@ -77,7 +77,23 @@ func checkTarget(cfg *Config) error {
 		}
 		return checkHost(cfg.Host)
 	}
-	raw := *cfg.BaseURL
+	if !strings.Contains(*cfg.BaseURL, ",") {
+		return checkBaseURL(*cfg.BaseURL)
+	}
+	items, err := splitBaseURL(*cfg.BaseURL)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		if err := checkBaseURL(it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkBaseURL refuses one --base-url that is not an http(s) URL.
+func checkBaseURL(raw string) error {
 	shown := serverctl.Redact(raw)
 	if !strings.Contains(raw, "://") {
 		// url.Parse reads "localhost:3000" as scheme "localhost".

@@ -39,11 +39,12 @@ func (r *runner) warmup(ctx context.Context, n int) error {
 			defer r.release()
 			for k := range mine {
 				mine[k].PromptLen, mine[k].InputLen = row.PromptLen, row.PromptLen
+				mine[k].URL = r.urlOf(i)
 			}
 			if row.Turns != nil {
 				r.converse(ctx, ctx, row, lora, out, mine, epoch, nil)
 			} else {
-				r.Client.Do(ctx, r.input(row, out, lora), &mine[0], epoch)
+				r.clientOf(&mine[0]).Do(ctx, r.input(row, out, lora), &mine[0], epoch)
 			}
 		}()
 	}

@@ -140,6 +140,8 @@ func DecodeLine(line []byte, r *Record) (bool, error) {
 			r.CancelAt = f()
 		case jsonscan.KeyIs(k, "cancel_late"):
 			r.CancelLate = f()
+		case jsonscan.KeyIs(k, "url"):
+			r.URL = i()
 		}
 	})
 	r.Sent = isRec

@@ -112,6 +112,10 @@ type Record struct {
 	SpecCapLength         float64
 	SpecBlockAcceptLength float64
 	SpecCapLensHistogram  []int
+
+	// URL is the index of the --base-url the request went to (0 when the
+	// run has one).
+	URL int
 }
 
 // Cancelled reports a request cancelled on purpose: counted apart from

@@ -23,6 +23,9 @@ type Header struct {
 	RandomOutputLen   int
 	RandomRangeRatio  float64
 	Tag               *string
+	// URLs are the run's --base-url items, credentials redacted, when it
+	// has several (nil with one): merge's per_url names them.
+	URLs []string
 }
 
 func (h *Header) object() *pyjson.Object {
@@ -50,6 +53,9 @@ func (h *Header) object() *pyjson.Object {
 	o.Set("random_range_ratio", pyjson.Float(h.RandomRangeRatio))
 	if h.Tag != nil {
 		o.Set("tag", pyjson.String(*h.Tag))
+	}
+	if len(h.URLs) > 1 {
+		o.Set("urls", pyjson.Strings(h.URLs))
 	}
 	return o
 }
@@ -131,6 +137,11 @@ func decodeShardLine(line []byte, h *Header, e *End) (isHeader, isEnd bool, err 
 			end.Interrupted = v.Kind == jsonscan.True
 		case jsonscan.KeyIs(k, "late_ms"):
 			end.Late = f()
+		case jsonscan.KeyIs(k, "urls"):
+			it := v.Elements()
+			for e, ok := it.Next(); ok; e, ok = it.Next() {
+				head.URLs = append(head.URLs, string(e.AppendString(nil)))
+			}
 		}
 	})
 	switch {

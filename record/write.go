@@ -24,6 +24,23 @@ type Writer struct {
 	// run is the run's start, written in every line (benchmark_start_unix)
 	// so that the runs of a file several append to can be told apart.
 	run []byte
+	// urls: each line says which --base-url its request went to.
+	urls bool
+}
+
+// IndexURLs makes each line end with the record's "url" index: for a run
+// of several --base-url (with one, the lines stay as they were).
+func (w *Writer) IndexURLs() {
+	if w != nil {
+		w.urls = true
+	}
+}
+
+// appendURL puts rec's "url" key last in its line b.
+func appendURL(b []byte, rec *Record) []byte {
+	b = append(b[:len(b)-len("}\n")], `, "url": `...)
+	b = pyjson.AppendInt(b, int64(rec.URL))
+	return append(b, "}\n"...)
 }
 
 // Create opens path for appending, creating it if need be.
@@ -54,6 +71,9 @@ func (w *Writer) Write(rec *Record) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf = appendLine(w.buf[:0], rec, w.run)
+	if w.urls {
+		w.buf = appendURL(w.buf, rec)
+	}
 	w.put(w.buf)
 	if time.Since(w.last) >= time.Second {
 		w.last = time.Now()

@@ -47,6 +47,9 @@ type Result struct {
 	// Steady is the steady state (--steady-state-concurrency-ratio), nil
 	// when not asked for.
 	Steady *metrics.Steady
+	// PerURL is each server's share of a run of several --base-url (nil
+	// with one).
+	PerURL []URLShare
 }
 
 // Load is how a run was driven beyond the reference's flags: by time,
@@ -141,6 +144,11 @@ func (res *Result) Print(w io.Writer, plot bool) error {
 		titled[steadyTitle] = steadyRows(res.Steady)
 		order = append(order, steadyTitle)
 	}
+	if len(res.PerURL) > 0 {
+		const title = "Per URL"
+		titled[title] = perURLRows(res.PerURL)
+		order = append(order, title)
+	}
 	if res.Server != nil || res.ServerNote != "" {
 		const title = "Server view"
 		titled[title] = serverRows(res.Server, res.ServerNote, res.Summary)
@@ -215,6 +223,9 @@ func (res *Result) extra() *pyjson.Object {
 	}
 	if res.Steady != nil {
 		steadyKeys(o, res.Steady)
+	}
+	if len(res.PerURL) > 0 {
+		o.Set("per_url", perURLKey(res.PerURL))
 	}
 	if res.Server != nil || res.ServerNote != "" {
 		serverKeys(o, res.Server, res.ServerNote, res.Summary)

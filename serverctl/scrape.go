@@ -24,7 +24,14 @@ import (
 type Scrape struct {
 	At   time.Time
 	Fams map[string]*dto.MetricFamily
+	// Tick is the read's place: 0 the "before" read, k the k-th read of
+	// the interval, AfterTick the "after" read; the scrapers of several
+	// servers line their reads up by it.
+	Tick int
 }
+
+// AfterTick is the Tick of the "after" read.
+const AfterTick = -1
 
 // ParseMetrics parses the Prometheus text exposition format with the
 // Prometheus project's own parser.
@@ -86,6 +93,7 @@ func (c *Server) StartScraper(ctx context.Context, u string, every time.Duration
 				return
 			}
 			sc, err := s.read(loop)
+			sc.Tick = k
 			s.mu.Lock()
 			if err != nil {
 				if loop.Err() == nil {
@@ -118,6 +126,7 @@ func (s *Scraper) Stop(ctx context.Context) ([]Scrape, int) {
 	s.stop()
 	<-s.done
 	last, err := s.read(ctx)
+	last.Tick = AfterTick
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {

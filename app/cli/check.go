@@ -53,6 +53,9 @@ var targetRules = []unused{
 		// Another count beside --warmup-duration is refused when the load is read.
 		return unless(c.WarmupDuration == nil || c.WarmupRequests != 1, "--warmup-duration replaces it")
 	}},
+	{flag: "--url-strategy", why: func(c *bench.Config, _ func(string) string) string {
+		return unless(c.BaseURL != nil && strings.Contains(*c.BaseURL, ","), "only spreads requests over several --base-url")
+	}},
 }
 
 var otherRules = []unused{
@@ -184,7 +187,7 @@ func withBaseURL(c *bench.Config, _ func(string) string) string {
 }
 
 func plainHTTP(c *bench.Config, _ func(string) string) string {
-	if c.BaseURL != nil && strings.HasPrefix(strings.ToLower(*c.BaseURL), "https://") {
+	if c.BaseURL != nil && strings.Contains(strings.ToLower(*c.BaseURL), "https://") {
 		return ""
 	}
 	return "not used with an http:// server (only https servers are verified)"

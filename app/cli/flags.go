@@ -46,9 +46,9 @@ var flags = withDatasets([]flag{
 	{gTarget, argparse.Option{Name: "--backend", Type: str, Choices: backend.Names(), Default: backend.DefaultName,
 		Help: "Server kind; decides the endpoint, the request body and the default port."},
 		val(func(c *cfg) *string { return &c.Backend })},
-	{gTarget, argparse.Option{Name: "--base-url", Type: str,
-		Help: "Server base URL; overrides --host and --port."},
-		ptr(func(c *cfg) **string { return &c.BaseURL })},
+	{gTarget, argparse.Option{Name: "--base-url", Type: str, Action: argparse.Append,
+		Help: "Server base URL; overrides --host and --port. Repeat it, or give a comma-separated list, for several replicas of one deployment (see --url-strategy)."},
+		joined(func(c *cfg) **string { return &c.BaseURL })},
 	{gTarget, argparse.Option{Name: "--host", Type: str, Default: "0.0.0.0",
 		Help: "Server host."},
 		val(func(c *cfg) *string { return &c.Host })},
@@ -344,6 +344,9 @@ var flags = withDatasets([]flag{
 	{gOutput, argparse.Option{Name: "--steady-state-output-file", Type: str, Metavar: "PATH",
 		Help: "Append the steady-state result to this file as one JSON line (SGLang's 15 keys; window times in seconds since the run's start)."},
 		ptr(func(c *cfg) **string { return &c.SteadyStateOutputFile })},
+	{gTarget, argparse.Option{Name: "--url-strategy", Type: str, Choices: bench.URLStrategies, Default: bench.URLRoundRobin,
+		Help: "With several --base-url: round-robin sends the request at plan position i to URL i mod N (a conversation stays on one URL); random draws each position's URL from --seed."},
+		val(func(c *cfg) *string { return &c.URLStrategy })},
 })
 
 // datasetFlag places a flag a dataset declares (package dataset, in the

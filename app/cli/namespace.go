@@ -48,8 +48,16 @@ func redact(items []string) []string {
 	return out
 }
 
-// redactURL hides the password of a URL with credentials.
+// redactURL hides the password of a URL with credentials (of each, in a
+// comma-separated list).
 func redactURL(u string) string {
+	if strings.Contains(u, ",") {
+		items := strings.Split(u, ",")
+		for i, it := range items {
+			items[i] = redactURL(it)
+		}
+		return strings.Join(items, ",")
+	}
 	p, err := url.Parse(u)
 	if err != nil || p.User == nil {
 		return u
