@@ -1,6 +1,9 @@
 package bench
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // The requests cancelled on purpose are a pure function of the seed, the
 // rate and the plan position: none at 0%, all at 100%, about the rate in
@@ -33,7 +36,7 @@ func TestCancelPicks(t *testing.T) {
 		if k < c.min || k > c.max {
 			t.Errorf("%v%% seed %d: %d of 1000 picked, want %d to %d", c.pct, c.seed, k, c.min, c.max)
 		}
-		if k2, again := count(cn, 1000); k2 != k || !equalBools(first, again) {
+		if k2, again := count(cn, 1000); k2 != k || !slices.Equal(first, again) {
 			t.Errorf("%v%% seed %d: a second pass picked others", c.pct, c.seed)
 		}
 	}
@@ -45,24 +48,12 @@ func TestCancelPicks(t *testing.T) {
 	}
 	_, a := count(cancelling{pct: 10, seed: 42}, 1000)
 	_, b := count(cancelling{pct: 10, seed: 43}, 1000)
-	if equalBools(a, b) {
+	if slices.Equal(a, b) {
 		t.Error("seeds 42 and 43 picked the same requests")
 	}
 }
 
 const cancelCount42 = 91
-
-func equalBools(a, b []bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // The two flags' errors, before any network call.
 func TestParseCancel(t *testing.T) {
