@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"benchserve/internal/testenv"
 	"benchserve/record"
 	"benchserve/wire/http1"
 )
@@ -357,9 +358,7 @@ func TestTransportFailures(t *testing.T) {
 		}
 
 		// Nothing listens on a closed listener's port.
-		ln, _ := net.Listen("tcp", "127.0.0.1:0")
-		addr := ln.Addr().String()
-		ln.Close()
+		addr := testenv.RefusedAddr(t)
 		rec := &record.Record{}
 		rc.client(t, "vllm", Options{Stream: true}).withURL("http://"+addr+"/v1/completions").Do(context.Background(), &Input{Text: "x"}, rec, time.Now())
 		if rec.Success || !strings.Contains(rec.Error, "connection refused") || rec.Start <= 0 {

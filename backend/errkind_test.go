@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"benchserve/internal/testenv"
 	"benchserve/record"
 )
 
@@ -31,9 +32,7 @@ func TestErrorKinds(t *testing.T) {
 			t.Cleanup(srv.Close)
 			return srv.URL
 		}
-		ln, _ := net.Listen("tcp", "127.0.0.1:0")
-		refused := "http://" + ln.Addr().String()
-		ln.Close()
+		refused := "http://" + testenv.RefusedAddr(t)
 		// A TLS server that never answers the handshake: the connect timeout.
 		silent, _ := net.Listen("tcp", "127.0.0.1:0")
 		t.Cleanup(func() { silent.Close() })

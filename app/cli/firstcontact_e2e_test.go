@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"benchserve/internal/testenv"
 	"benchserve/internal/version"
 )
 
@@ -272,12 +272,7 @@ func TestFirstContactNamespaceShowsDetectedModel(t *testing.T) {
 // warmup failure, which names the URL it posted to.
 func TestFirstContactErrorsReadTheSame(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testenv.RefusedAddr(t)
 	refused := "cannot connect to " + addr + ": connection refused"
 	base := []string{"--backend", "vllm", "--base-url", "http://" + addr, "--tokenizer", "o200k_base", "--dataset-name", "random-ids",
 		"--num-prompts", "1", "--random-input-len", "4", "--random-output-len", "2", "--output-file", filepath.Join(t.TempDir(), "r.jsonl")}

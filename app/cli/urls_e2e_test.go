@@ -3,12 +3,12 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"benchserve/internal/testenv"
 	"benchserve/sim"
 )
 
@@ -192,12 +192,7 @@ func TestOneURLHasNoPerURL(t *testing.T) {
 func TestURLNotReadyFailsNamingIt(t *testing.T) {
 	cfg, _ := sim.Preset(sim.PresetInstant)
 	_, a := newSim(t, cfg)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := "http://" + ln.Addr().String()
-	ln.Close()
+	dead := "http://" + testenv.RefusedAddr(t)
 	code, stdout, stderr := run(t, nil, "--base-url", a, "--base-url", dead, "--dataset-name", "random-ids",
 		"--num-prompts", "4", "--ready-check-timeout-sec", "1", "--output-file", filepath.Join(t.TempDir(), "r.jsonl"))
 	if code == 0 {

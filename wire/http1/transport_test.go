@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"benchserve/internal/testenv"
 	"benchserve/record"
 )
 
@@ -238,9 +239,7 @@ func TestPreconnect(t *testing.T) {
 		if n, _ := idleCount(tr); n != 0 {
 			t.Errorf("without keep-alive: %d kept", n)
 		}
-		ln, _ := net.Listen("tcp", "127.0.0.1:0")
-		dead, _ := url.Parse("http://" + ln.Addr().String())
-		ln.Close()
+		dead, _ := url.Parse("http://" + testenv.RefusedAddr(t))
 		tr = rc.transport(Options{KeepAlive: true})
 		if n, err := tr.Preconnect(context.Background(), &http.Request{URL: dead}, 2); n != 0 || err == nil || !strings.Contains(err.Error(), "refused") {
 			t.Errorf("refused: %d, %v", n, err)

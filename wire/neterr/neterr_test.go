@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"benchserve/internal/testenv"
 )
 
 func TestDescribe(t *testing.T) {
@@ -39,9 +41,7 @@ func TestDescribe(t *testing.T) {
 
 // What a real refused connection and a real unknown name give.
 func TestDescribeReal(t *testing.T) {
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testenv.RefusedAddr(t)
 	_, err := http.Get("http://" + addr + "/v1/models")
 	if got, want := Describe(err), "cannot connect to "+addr+": connection refused"; got != want {
 		t.Errorf("refused: %q, want %q", got, want)
