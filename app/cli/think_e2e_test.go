@@ -105,7 +105,7 @@ func TestThinkTimeTurns(t *testing.T) {
 		PerTurn *struct {
 			Turns []struct {
 				Turn, Completed  int
-				MeanInputTokens  float64 `json:"mean_input_tokens"`
+				MeanInputTokens  float64  `json:"mean_input_tokens"`
 				MeanCachedTokens *float64 `json:"mean_cached_tokens"`
 			}
 			TurnsAfterFirst int     `json:"turns_after_first"`
