@@ -27,8 +27,8 @@ func perTurnRows(pt *metrics.PerTurn) []Row {
 	b, l := pt.Between, pt.Lag
 	return append(rows,
 		Row{"Turns after the first sent:", strconv.Itoa(pt.Gaps)},
-		Row{"Time between turns mean / median / P99 / max (ms):", F(b.Mean) + " / " + F(b.Median) + " / " + F(b.P99) + " / " + F(b.Max)},
-		Row{"Turn lag over due mean / P99 / max (ms):", F(l.Mean) + " / " + F(l.P99) + " / " + F(l.Max)},
+		Row{"Between turns mean/med/P99/max (ms):", F(b.Mean) + " / " + F(b.Median) + " / " + F(b.P99) + " / " + F(b.Max)},
+		Row{"Turn lag mean / P99 / max (ms):", F(l.Mean) + " / " + F(l.P99) + " / " + F(l.Max)},
 	)
 }
 

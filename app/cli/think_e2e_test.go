@@ -47,7 +47,7 @@ func TestThinkTimeTurns(t *testing.T) {
 	if strings.Contains(stderr, "--think-time") {
 		t.Errorf("a note about --think-time on a multi-turn run:\n%s", stderr)
 	}
-	for _, s := range []string{"Per turn", "Turn 2:", "Mean cached tokens:", "Time between turns"} {
+	for _, s := range []string{"Per turn", "Turn 2:", "Mean cached tokens:", "Between turns", "Turn lag"} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("no %q in the output:\n%s", s, stdout)
 		}
