@@ -66,6 +66,12 @@ type Config struct {
 	// client cancels, and the seconds after each is written (nil: 0).
 	RequestCancellationRate  *float64
 	RequestCancellationDelay *float64
+	// Think time before each turn after the first of a conversation
+	// (ours): "0", fixed:MS, exp:MS or normal:MS,SD, times the scale,
+	// capped at the cap (seconds; nil: none).
+	ThinkTime      string
+	ThinkTimeScale float64
+	ThinkTimeCap   *float64
 
 	// SLOs (vLLM's --goodput and percentile flags; --threshold is ours)
 	Goodput           []string // KEY:MS items; nil: off

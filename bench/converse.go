@@ -17,8 +17,12 @@ import (
 // for conversations, each round's input is the server's prompt_tokens, or
 // else our count of the history.
 // stop ends the conversation before a round (the interrupt: later rounds
-// are not sent); ctx is what the rounds run under.
-func (r *runner) converse(stop, ctx context.Context, row *dataset.Row, lora string, outputLen int, recs []record.Record, epoch time.Time, ended func()) {
+// are not sent), and its think time; ctx is what the rounds run under.
+// Round k > 0 is due the think time of (session, k) after round k-1
+// ended: its intended start is then, and it waits for it on the pacer,
+// holding the conversation's concurrency slot. session is the plan
+// position (-1: a warmup request, which does not think).
+func (r *runner) converse(stop, ctx context.Context, session int, row *dataset.Row, lora string, outputLen int, recs []record.Record, epoch time.Time, ended func()) {
 	var history []json.RawMessage
 	for k, turn := range row.Turns {
 		if stop.Err() != nil {
@@ -36,7 +40,15 @@ func (r *runner) converse(stop, ctx context.Context, row *dataset.Row, lora stri
 		round.Messages = joinMessages(history)
 		in := r.input(&round, outputLen, lora)
 		if k > 0 {
-			rec.Intended = time.Since(epoch).Seconds()
+			var delay time.Duration
+			if session >= 0 {
+				delay = r.traffic.think.delay(session, k)
+			}
+			due, at := dueAt(epoch, recs[k-1].End, delay)
+			rec.Intended, rec.PlannedDelay = due, delay.Seconds()
+			if delay > 0 && !r.waitUntil(stop, at) {
+				return // interrupted, or the run's time is up, while it thought
+			}
 		}
 		rec.PromptLen = 0
 		r.send(ctx, in, rec, epoch, ended, nil)

@@ -45,6 +45,9 @@ func (r *runner) newRecords(a *arena, i, seq int, at time.Duration) []record.Rec
 		rec.InputLen, rec.InputTextLen, rec.InputVisionLen = row.PromptLen, row.TextPromptLen, row.VisionPromptLen
 		rec.PromptLen, rec.OutputLen = row.PromptLen, row.OutputLen
 		rec.URL = r.urlOf(i)
+		if row.Turns != nil {
+			rec.Round, rec.Session, rec.Turn = true, i, k
+		}
 	}
 	return recs
 }
@@ -211,7 +214,7 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 		if !r.acquire(paced) {
 			continue
 		}
-		out := row.OutputLen
+		out, pos := row.OutputLen, i
 		wg.Add(1)
 		go func() {
 			// The slot is given back as soon as the reply has ended (free),
@@ -234,7 +237,7 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 				return
 			}
 			if row.Turns != nil {
-				r.converse(paced, inflight, row, slot.LoRA, out, mine, start, ended)
+				r.converse(paced, inflight, pos, row, slot.LoRA, out, mine, start, ended)
 				ph.bar.add()
 				finish()
 				return

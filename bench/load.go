@@ -24,6 +24,8 @@ type traffic struct {
 	startAt       time.Time
 	// cancel picks the requests cancelled on purpose.
 	cancel cancelling
+	// think is the delay before a conversation's later turns.
+	think thinkTime
 }
 
 // mine reports whether slot i is this process's: every slot without
@@ -106,6 +108,9 @@ func parseLoad(cfg *Config) (traffic, error) {
 		return ld, usage("--warmup-duration and --warmup-requests %d: give one of them", cfg.WarmupRequests)
 	}
 	if ld.cancel, err = parseCancel(cfg); err != nil {
+		return ld, err
+	}
+	if ld.think, err = parseThink(cfg); err != nil {
 		return ld, err
 	}
 	return ld, nil

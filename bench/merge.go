@@ -186,6 +186,8 @@ func Merge(shards []*ShardFile, expect int) (*report.Result, []report.Shard, err
 			res.PerURL = append(res.PerURL, report.URLShare{URL: h.URLs[i], URLFigures: f})
 		}
 	}
+	// Record files carry no cached tokens: no per-turn cached figures.
+	res.PerTurn = metrics.ComputePerTurn(recs, false)
 	return res, checks, nil
 }
 

@@ -63,6 +63,7 @@ func Summarize(p *Plan, e *Execution) *report.Result {
 			res.PerURL = append(res.PerURL, report.URLShare{URL: shown[i], URLFigures: f})
 		}
 	}
+	res.PerTurn = metrics.ComputePerTurn(recs, cfg.CacheReport)
 	if e.Cancelled == 0 { // the server counted the cut requests' tokens too
 		p.warnServerTokens(e.Server, sum.TotalOutput)
 	}

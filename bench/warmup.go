@@ -42,7 +42,7 @@ func (r *runner) warmup(ctx context.Context, n int) error {
 				mine[k].URL = r.urlOf(i)
 			}
 			if row.Turns != nil {
-				r.converse(ctx, ctx, row, lora, out, mine, epoch, nil)
+				r.converse(ctx, ctx, -1, row, lora, out, mine, epoch, nil)
 			} else {
 				r.clientOf(&mine[0]).Do(ctx, r.input(row, out, lora), &mine[0], epoch)
 			}

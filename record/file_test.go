@@ -108,6 +108,9 @@ func TestRecordFileProperty(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				r.TextTokens, r.TextCounted = rng.IntN(1e5), true
 			}
+			if rng.IntN(2) == 0 {
+				r.Round, r.Session, r.Turn, r.PlannedDelay = true, rng.IntN(1e6), rng.IntN(100), num()
+			}
 			w.Write(&r)
 			r.RunStart = float64(start.UnixNano()) / 1e9
 			recs = append(recs, r)

@@ -142,6 +142,12 @@ func DecodeLine(line []byte, r *Record) (bool, error) {
 			r.CancelLate = f()
 		case jsonscan.KeyIs(k, "url"):
 			r.URL = i()
+		case jsonscan.KeyIs(k, "session"):
+			r.Round, r.Session = true, i()
+		case jsonscan.KeyIs(k, "turn"):
+			r.Round, r.Turn = true, i()
+		case jsonscan.KeyIs(k, "planned_delay"):
+			r.PlannedDelay = f()
 		}
 	})
 	r.Sent = isRec

@@ -116,6 +116,15 @@ type Record struct {
 	// URL is the index of the --base-url the request went to (0 when the
 	// run has one).
 	URL int
+
+	// Round marks a round of a multi-turn conversation: Session is the
+	// conversation's plan position, Turn the round's index in it (from
+	// 0), and PlannedDelay the think time planned before it, in seconds
+	// (its Intended is the previous round's End plus that delay).
+	Round        bool
+	Session      int
+	Turn         int
+	PlannedDelay float64
 }
 
 // Cancelled reports a request cancelled on purpose: counted apart from

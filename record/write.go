@@ -134,6 +134,14 @@ func appendLine(b []byte, rec *Record, run []byte) []byte {
 		b = append(b, `, "cancel_late": `...)
 		b = pyjson.AppendFloat(b, rec.CancelLate)
 	}
+	if rec.Round {
+		b = append(b, `, "session": `...)
+		b = pyjson.AppendInt(b, int64(rec.Session))
+		b = append(b, `, "turn": `...)
+		b = pyjson.AppendInt(b, int64(rec.Turn))
+		b = append(b, `, "planned_delay": `...)
+		b = pyjson.AppendFloat(b, rec.PlannedDelay)
+	}
 	if len(run) > 0 {
 		b = append(b, `, "benchmark_start_unix": `...)
 		b = append(b, run...)

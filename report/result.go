@@ -50,6 +50,9 @@ type Result struct {
 	// PerURL is each server's share of a run of several --base-url (nil
 	// with one).
 	PerURL []URLShare
+	// PerTurn is a multi-turn run's figures per turn index (nil for a
+	// run without conversations).
+	PerTurn *metrics.PerTurn
 }
 
 // Load is how a run was driven beyond the reference's flags: by time,
@@ -149,6 +152,10 @@ func (res *Result) Print(w io.Writer, plot bool) error {
 		titled[title] = perURLRows(res.PerURL)
 		order = append(order, title)
 	}
+	if res.PerTurn != nil {
+		titled[perTurnTitle] = perTurnRows(res.PerTurn)
+		order = append(order, perTurnTitle)
+	}
 	if res.Server != nil || res.ServerNote != "" {
 		const title = "Server view"
 		titled[title] = serverRows(res.Server, res.ServerNote, res.Summary)
@@ -226,6 +233,9 @@ func (res *Result) extra() *pyjson.Object {
 	}
 	if len(res.PerURL) > 0 {
 		o.Set("per_url", perURLKey(res.PerURL))
+	}
+	if res.PerTurn != nil {
+		o.Set("per_turn", perTurnKey(res.PerTurn))
 	}
 	if res.Server != nil || res.ServerNote != "" {
 		serverKeys(o, res.Server, res.ServerNote, res.Summary)

@@ -66,6 +66,11 @@ var otherRules = []unused{
 	{flag: "--max-concurrency", why: func(c *bench.Config, _ func(string) string) string {
 		return unless(c.MaxConcurrency == nil || *c.MaxConcurrency != 0, "0 sets no limit on requests in flight, as in the reference")
 	}},
+	{flag: "--think-time", why: func(c *bench.Config, _ func(string) string) string {
+		return unless(!thinks(c) || multiTurn(c), "has no effect: --dataset-name "+c.DatasetName+" has no multi-turn conversations (agentic-trace has, and generated-shared-prefix with --gsp-num-turns > 1)")
+	}},
+	{flag: "--think-time-scale", why: thinkTimeOnly},
+	{flag: "--think-time-cap", why: thinkTimeOnly},
 	{flag: "--flush-cache-timeout", why: func(c *bench.Config, getenv func(string) string) string {
 		switch {
 		case !spec(c).SGLang:
@@ -140,6 +145,21 @@ func checkGiven(c *bench.Config, given map[string]bool, getenv func(string) stri
 }
 
 type reason = func(c *bench.Config, getenv func(string) string) string
+
+// thinks: --think-time is other than 0 (a bad spec is refused later).
+func thinks(c *bench.Config) bool {
+	t := strings.TrimSpace(c.ThinkTime)
+	return t != "" && t != "0"
+}
+
+// multiTurn: the dataset's rows are conversations of several turns.
+func multiTurn(c *bench.Config) bool {
+	return c.DatasetName == "agentic-trace" || c.DatasetName == "generated-shared-prefix" && c.GSPNumTurns > 1
+}
+
+func thinkTimeOnly(c *bench.Config, _ func(string) string) string {
+	return unless(thinks(c), "only applies to a --think-time other than 0")
+}
 
 func unless(ok bool, why string) string {
 	if ok {

@@ -347,6 +347,15 @@ var flags = withDatasets([]flag{
 	{gTarget, argparse.Option{Name: "--url-strategy", Type: str, Choices: bench.URLStrategies, Default: bench.URLRoundRobin,
 		Help: "With several --base-url: round-robin sends the request at plan position i to URL i mod N (a conversation stays on one URL); random draws each position's URL from --seed."},
 		val(func(c *cfg) *string { return &c.URLStrategy })},
+	{gTraffic, argparse.Option{Name: "--think-time", Type: str, Metavar: "SPEC", Default: "0",
+		Help: "The delay before each turn after the first of a conversation (multi-turn datasets): 0, fixed:MS, exp:MS (exponential, mean MS), or normal:MS,SD (clamped at 0); drawn from --seed, the conversation's plan position and the turn, so shards and reruns wait the same. A turn is due its delay after the previous reply ended, and its schedule-anchored latencies start then; the conversation keeps its --max-concurrency slot while it waits."},
+		val(func(c *cfg) *string { return &c.ThinkTime })},
+	{gTraffic, argparse.Option{Name: "--think-time-scale", Type: float, Metavar: "X", Default: 1.0,
+		Help: "Multiply every --think-time delay by X (>= 0)."},
+		val(func(c *cfg) *float64 { return &c.ThinkTimeScale })},
+	{gTraffic, argparse.Option{Name: "--think-time-cap", Type: float, Metavar: "S",
+		Help: "Cap every --think-time delay (after --think-time-scale) at S seconds."},
+		ptr(func(c *cfg) **float64 { return &c.ThinkTimeCap })},
 })
 
 // datasetFlag places a flag a dataset declares (package dataset, in the
