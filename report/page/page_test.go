@@ -330,3 +330,23 @@ func TestReportVerdictWordAndGapAxes(t *testing.T) {
 		}
 	}
 }
+
+// The failures chart counts failures by kind; requests cancelled on
+// purpose (--request-cancellation-rate) are not failures there either.
+func TestFailuresChartLeavesCancelledOut(t *testing.T) {
+	recs := []record.Record{
+		{Sent: true, Success: true, Start: 0.1, Latency: 0.2, OutputLen: 2},
+		{Sent: true, Start: 0.2, Latency: 0.1, Error: "500", ErrorKind: record.KindHTTP5xx},
+		{Sent: true, Start: 0.3, Latency: 0.1, Error: "cancelled", ErrorKind: record.KindCancelled},
+	}
+	for _, c := range recordCharts("r", recs) {
+		if c.ID != "r-failures" {
+			continue
+		}
+		if len(c.Series) != 1 || c.Series[0].Name != record.KindHTTP5xx || maxOf(c.Series[0].Y) != 1 {
+			t.Errorf("failures chart %+v: want one series, http_5xx, one failure", c.Series)
+		}
+		return
+	}
+	t.Errorf("no failures chart")
+}

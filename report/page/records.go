@@ -114,7 +114,9 @@ func overTime(id string, recs []record.Record) []Chart {
 	for i := range recs {
 		r := &recs[i]
 		evs = append(evs, ev{r.Start, 1}, ev{r.Start + r.Latency, -1})
-		if !r.Success {
+		// Requests cancelled on purpose are not failures (the run counts
+		// them apart).
+		if !r.Success && !r.Cancelled() {
 			k := r.ErrorKind
 			if k == "" {
 				k = "other"
