@@ -72,6 +72,10 @@ type Config struct {
 	ThinkTime      string
 	ThinkTimeScale float64
 	ThinkTimeCap   *float64
+	// MaxSessions caps the conversations under way at once; with it,
+	// --max-concurrency caps requests in flight, a conversation taking a
+	// slot per turn and none while it thinks.
+	MaxSessions *int
 
 	// SLOs (vLLM's --goodput and percentile flags; --threshold is ours)
 	Goodput           []string // KEY:MS items; nil: off

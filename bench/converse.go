@@ -51,7 +51,16 @@ func (r *runner) converse(stop, ctx context.Context, session int, row *dataset.R
 			}
 		}
 		rec.PromptLen = 0
-		r.send(ctx, in, rec, epoch, ended, nil)
+		var free func()
+		if r.sessions != nil && session >= 0 {
+			// Under --max-sessions each turn takes a request slot, given
+			// back when its reply has ended, so none is held while thinking.
+			if !r.acquire(stop) {
+				return
+			}
+			free = r.release
+		}
+		r.send(ctx, in, rec, epoch, ended, free)
 		if !rec.Sent {
 			return
 		}

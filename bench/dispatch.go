@@ -103,30 +103,45 @@ func (r *runner) input(row *dataset.Row, outputLen int, lora string) *backend.In
 }
 
 // acquire takes a concurrency slot, or reports false once ctx has ended.
-// An ended ctx wins even when a slot is free: select picks at random among
-// ready cases, and a run behind a full limit must stop sending at once.
-func (r *runner) acquire(ctx context.Context) bool {
+func (r *runner) acquire(ctx context.Context) bool { return r.acquireFrom(ctx, r.sem) }
+
+func (r *runner) release() { releaseTo(r.sem) }
+
+// slotsFor is what a plan position waits on: a session's place for a
+// conversation under --max-sessions, else a request slot.
+func (r *runner) slotsFor(session bool) chan struct{} {
+	if session {
+		return r.sessions
+	}
+	return r.sem
+}
+
+// acquireFrom takes a place in sem (nil: no limit), or reports false once
+// ctx has ended. An ended ctx wins even when a place is free: select picks
+// at random among ready cases, and a run behind a full limit must stop
+// sending at once.
+func (r *runner) acquireFrom(ctx context.Context, sem chan struct{}) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	if r.sem == nil {
+	if sem == nil {
 		return true
 	}
 	select {
-	case r.sem <- struct{}{}:
+	case sem <- struct{}{}:
 	case <-ctx.Done():
 		return false
 	}
 	if ctx.Err() != nil {
-		<-r.sem
+		<-sem
 		return false
 	}
 	return true
 }
 
-func (r *runner) release() {
-	if r.sem != nil {
-		<-r.sem
+func releaseTo(sem chan struct{}) {
+	if sem != nil {
+		<-sem
 	}
 }
 
@@ -211,7 +226,10 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 			ready = deadline
 		}
 		ph.check.lag(time.Since(ready).Seconds())
-		if !r.acquire(paced) {
+		// A conversation under --max-sessions takes a session's place; its
+		// turns take request slots as they are sent (converse).
+		bySession := row.Turns != nil && r.sessions != nil
+		if !r.acquireFrom(paced, r.slotsFor(bySession)) {
 			continue
 		}
 		out, pos := row.OutputLen, i
@@ -223,7 +241,7 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 			free := func() {
 				if held {
 					held = false
-					r.release()
+					releaseTo(r.slotsFor(bySession))
 				}
 			}
 			finish := func() {

@@ -291,6 +291,9 @@ type runner struct {
 	// bubble, where time moves only once every goroutine is blocked and
 	// the pacer's last spin would never end, wait on a plain timer.
 	wait func(ctx context.Context, deadline time.Time) bool
+	// sessions caps the conversations under way (--max-sessions; nil:
+	// a conversation holds a sem slot for its whole life instead).
+	sessions chan struct{}
 	// late is how long after the common --start-at this shard was ready.
 	late time.Duration
 	// measuring: the measured run is under way (no warmup request is
@@ -305,6 +308,9 @@ func newRunner(p *Plan) *runner {
 	r := &runner{Plan: p, gate: &backend.Gate{}}
 	if c := p.Config.MaxConcurrency; c != nil && *c > 0 {
 		r.sem = make(chan struct{}, *c)
+	}
+	if n := p.Config.MaxSessions; n != nil && *n > 0 {
+		r.sessions = make(chan struct{}, *n)
 	}
 	return r
 }

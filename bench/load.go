@@ -113,6 +113,9 @@ func parseLoad(cfg *Config) (traffic, error) {
 	if ld.think, err = parseThink(cfg); err != nil {
 		return ld, err
 	}
+	if n := cfg.MaxSessions; n != nil && *n < 1 {
+		return ld, usage("--max-sessions %d: give how many conversations may be under way at once, >= 1", *n)
+	}
 	return ld, nil
 }
 

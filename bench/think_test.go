@@ -219,3 +219,65 @@ func (wordTok) Decode([]int) string        { return "x" }
 func (wordTok) VocabSize() int             { return 2 }
 func (wordTok) NumSpecialTokensToAdd() int { return 0 }
 func (wordTok) BOSToken() string           { return "" }
+
+// Under --max-sessions a conversation holds its session's place while it
+// thinks, but --max-concurrency counts requests: with one request slot and
+// two sessions, the second conversation's turns go out while the first
+// thinks, and no two requests are ever in flight at once.
+func TestMaxSessionsFreesTheSlotWhileThinking(t *testing.T) {
+	turns := func(n int) [][]byte {
+		ts := make([][]byte, n)
+		for k := range ts {
+			ts[k] = []byte(`[{"role": "user", "content": "x"}]`)
+		}
+		return ts
+	}
+	bubble(t, func(t *testing.T) {
+		srv := &memServer{hold: 10 * time.Millisecond}
+		r := memRunner(t, srv, 2, 1, nil)
+		r.sessions = make(chan struct{}, 2)
+		r.Tok = wordTok{}
+		for i := range r.Rows {
+			r.Rows[i] = dataset.Row{Turns: turns(3), PromptLen: 1, OutputLen: 1}
+		}
+		r.traffic.think, _ = parseThink(&Config{ThinkTime: "fixed:50", ThinkTimeScale: 1})
+		start := time.Now()
+		recs, _, _ := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, start)
+		if len(recs) != 6 {
+			t.Fatalf("%d records", len(recs))
+		}
+		for j := range recs {
+			if !recs[j].Success {
+				t.Fatalf("record %d: %+v", j, recs[j])
+			}
+		}
+		// The second conversation began before the first had ended.
+		if recs[3].Start >= recs[2].End {
+			t.Errorf("the second conversation started at %v, after the first ended at %v", recs[3].Start, recs[2].End)
+		}
+		// One request slot: no two requests overlap.
+		for a := range recs {
+			for b := a + 1; b < len(recs); b++ {
+				if recs[a].Start < recs[b].End && recs[b].Start < recs[a].End {
+					t.Errorf("requests %d [%v, %v] and %d [%v, %v] were in flight together", a, recs[a].Start, recs[a].End, b, recs[b].Start, recs[b].End)
+				}
+			}
+		}
+	})
+	// One session's place: the second conversation waits for the first,
+	// think times included, however many request slots there are.
+	bubble(t, func(t *testing.T) {
+		srv := &memServer{hold: 10 * time.Millisecond}
+		r := memRunner(t, srv, 2, 4, nil)
+		r.sessions = make(chan struct{}, 1)
+		r.Tok = wordTok{}
+		for i := range r.Rows {
+			r.Rows[i] = dataset.Row{Turns: turns(2), PromptLen: 1, OutputLen: 1}
+		}
+		r.traffic.think, _ = parseThink(&Config{ThinkTime: "fixed:50", ThinkTimeScale: 1})
+		recs, _, _ := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, time.Now())
+		if len(recs) != 4 || recs[2].Start < recs[1].End {
+			t.Errorf("the second conversation started at %v, before the first ended at %v", recs[2].Start, recs[1].End)
+		}
+	})
+}

@@ -69,6 +69,9 @@ var otherRules = []unused{
 	{flag: "--think-time", why: func(c *bench.Config, _ func(string) string) string {
 		return unless(!thinks(c) || multiTurn(c), "has no effect: --dataset-name "+c.DatasetName+" has no multi-turn conversations (agentic-trace has, and generated-shared-prefix with --gsp-num-turns > 1)")
 	}},
+	{flag: "--max-sessions", why: func(c *bench.Config, _ func(string) string) string {
+		return unless(c.MaxSessions == nil || multiTurn(c), "has no effect: --dataset-name "+c.DatasetName+" has no multi-turn conversations")
+	}},
 	{flag: "--think-time-scale", why: thinkTimeOnly},
 	{flag: "--think-time-cap", why: thinkTimeOnly},
 	{flag: "--flush-cache-timeout", why: func(c *bench.Config, getenv func(string) string) string {

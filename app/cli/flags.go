@@ -348,7 +348,7 @@ var flags = withDatasets([]flag{
 		Help: "With several --base-url: round-robin sends the request at plan position i to URL i mod N (a conversation stays on one URL); random draws each position's URL from --seed."},
 		val(func(c *cfg) *string { return &c.URLStrategy })},
 	{gTraffic, argparse.Option{Name: "--think-time", Type: str, Metavar: "SPEC", Default: "0",
-		Help: "The delay before each turn after the first of a conversation (multi-turn datasets): 0, fixed:MS, exp:MS (exponential, mean MS), or normal:MS,SD (clamped at 0); drawn from --seed, the conversation's plan position and the turn, so shards and reruns wait the same. A turn is due its delay after the previous reply ended, and its schedule-anchored latencies start then; the conversation keeps its --max-concurrency slot while it waits."},
+		Help: "The delay before each turn after the first of a conversation (multi-turn datasets): 0, fixed:MS, exp:MS (exponential, mean MS), or normal:MS,SD (clamped at 0); drawn from --seed, the conversation's plan position and the turn, so shards and reruns wait the same. A turn is due its delay after the previous reply ended, and its schedule-anchored latencies start then; the conversation keeps its --max-concurrency slot while it waits (with --max-sessions, only its session's place)."},
 		val(func(c *cfg) *string { return &c.ThinkTime })},
 	{gTraffic, argparse.Option{Name: "--think-time-scale", Type: float, Metavar: "X", Default: 1.0,
 		Help: "Multiply every --think-time delay by X (>= 0)."},
@@ -356,6 +356,9 @@ var flags = withDatasets([]flag{
 	{gTraffic, argparse.Option{Name: "--think-time-cap", Type: float, Metavar: "S",
 		Help: "Cap every --think-time delay (after --think-time-scale) at S seconds."},
 		ptr(func(c *cfg) **float64 { return &c.ThinkTimeCap })},
+	{gTraffic, argparse.Option{Name: "--max-sessions", Type: integ, Metavar: "N",
+		Help: "Conversations under way at once (multi-turn datasets; a conversation holds its place while it thinks). With it, --max-concurrency caps the requests in flight: a conversation takes a slot for each turn and gives it back while it thinks. Without it, a conversation holds a --max-concurrency slot from its first turn to its last."},
+		ptr(func(c *cfg) **int { return &c.MaxSessions })},
 })
 
 // datasetFlag places a flag a dataset declares (package dataset, in the

@@ -164,6 +164,7 @@ func TestThinkTimeNotes(t *testing.T) {
 	}{
 		{[]string{"--think-time", "exp:10"}, "--think-time: has no effect: --dataset-name random-ids has no multi-turn conversations"},
 		{[]string{"--think-time-scale", "2", "--think-time-cap", "1"}, "--think-time-cap: only applies to a --think-time other than 0"},
+		{[]string{"--max-sessions", "4"}, "--max-sessions: has no effect: --dataset-name random-ids has no multi-turn conversations"},
 	} {
 		args := append([]string{"--base-url", a, "--dataset-name", "random-ids", "--random-input-len", "8", "--random-output-len", "4",
 			"--num-prompts", "2", "--output-file", filepath.Join(t.TempDir(), "r.jsonl")}, c.args...)
@@ -188,6 +189,7 @@ func TestThinkTimeBadSpec(t *testing.T) {
 		{"--think-time", "normal:5"},
 		{"--think-time", "fixed:50", "--think-time-scale", "-1"},
 		{"--think-time", "fixed:50", "--think-time-cap", "-2"},
+		{"--max-sessions", "0"},
 	} {
 		code, stdout, stderr := run(t, nil, append([]string{"--base-url", "http://127.0.0.1:9", "--backend", "sglang-oai-chat",
 			"--tokenizer", "o200k_base", "--dataset-name", "generated-shared-prefix", "--gsp-num-turns", "2"}, args...)...)
