@@ -148,21 +148,9 @@ func TestDueAt(t *testing.T) {
 // (the second conversation waits for the first to end), and its record
 // says so; the run's end during a think time sends no more turns.
 func TestThinkTimeDueTimes(t *testing.T) {
-	turns := func(n int) [][]byte {
-		ts := make([][]byte, n)
-		for k := range ts {
-			ts[k] = []byte(`[{"role": "user", "content": "x"}]`)
-		}
-		return ts
-	}
 	bubble(t, func(t *testing.T) {
 		srv := &memServer{hold: 10 * time.Millisecond}
-		r := memRunner(t, srv, 2, 1, nil)
-		r.Tok = wordTok{}
-		for i := range r.Rows {
-			r.Rows[i] = dataset.Row{Turns: turns(3), PromptLen: 1, OutputLen: 1}
-		}
-		r.traffic.think, _ = parseThink(&Config{ThinkTime: "fixed:50", ThinkTimeScale: 1})
+		r := thinkingRunner(t, srv, 2, 3, 1)
 		start := time.Now()
 		recs, _, _ := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, start)
 		if len(recs) != 6 {
@@ -209,6 +197,28 @@ func TestThinkTimeDueTimes(t *testing.T) {
 	})
 }
 
+// turns are n one-message user turns of a conversation.
+func turns(n int) [][]byte {
+	ts := make([][]byte, n)
+	for k := range ts {
+		ts[k] = []byte(`[{"role": "user", "content": "x"}]`)
+	}
+	return ts
+}
+
+// thinkingRunner is a runner of n conversations of k turns each, thinking
+// 50 ms between turns, with limit request slots (0: none).
+func thinkingRunner(t *testing.T, srv *memServer, n, k, limit int) *runner {
+	t.Helper()
+	r := memRunner(t, srv, n, limit, nil)
+	r.Tok = wordTok{}
+	for i := range r.Rows {
+		r.Rows[i] = dataset.Row{Turns: turns(k), PromptLen: 1, OutputLen: 1}
+	}
+	r.traffic.think, _ = parseThink(&Config{ThinkTime: "fixed:50", ThinkTimeScale: 1})
+	return r
+}
+
 // wordTok counts a text as one token (conversations count their history).
 type wordTok struct{}
 
@@ -225,22 +235,10 @@ func (wordTok) BOSToken() string           { return "" }
 // two sessions, the second conversation's turns go out while the first
 // thinks, and no two requests are ever in flight at once.
 func TestMaxSessionsFreesTheSlotWhileThinking(t *testing.T) {
-	turns := func(n int) [][]byte {
-		ts := make([][]byte, n)
-		for k := range ts {
-			ts[k] = []byte(`[{"role": "user", "content": "x"}]`)
-		}
-		return ts
-	}
 	bubble(t, func(t *testing.T) {
 		srv := &memServer{hold: 10 * time.Millisecond}
-		r := memRunner(t, srv, 2, 1, nil)
+		r := thinkingRunner(t, srv, 2, 3, 1)
 		r.sessions = make(chan struct{}, 2)
-		r.Tok = wordTok{}
-		for i := range r.Rows {
-			r.Rows[i] = dataset.Row{Turns: turns(3), PromptLen: 1, OutputLen: 1}
-		}
-		r.traffic.think, _ = parseThink(&Config{ThinkTime: "fixed:50", ThinkTimeScale: 1})
 		start := time.Now()
 		recs, _, _ := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, start)
 		if len(recs) != 6 {
@@ -268,13 +266,8 @@ func TestMaxSessionsFreesTheSlotWhileThinking(t *testing.T) {
 	// think times included, however many request slots there are.
 	bubble(t, func(t *testing.T) {
 		srv := &memServer{hold: 10 * time.Millisecond}
-		r := memRunner(t, srv, 2, 4, nil)
+		r := thinkingRunner(t, srv, 2, 2, 4)
 		r.sessions = make(chan struct{}, 1)
-		r.Tok = wordTok{}
-		for i := range r.Rows {
-			r.Rows[i] = dataset.Row{Turns: turns(2), PromptLen: 1, OutputLen: 1}
-		}
-		r.traffic.think, _ = parseThink(&Config{ThinkTime: "fixed:50", ThinkTimeScale: 1})
 		recs, _, _ := r.dispatch(context.Background(), context.Background(), phase{slots: r.Slots, check: &selfCheck{}}, time.Now())
 		if len(recs) != 4 || recs[2].Start < recs[1].End {
 			t.Errorf("the second conversation started at %v, before the first ended at %v", recs[2].Start, recs[1].End)

@@ -147,6 +147,28 @@ func setStats(o *pyjson.Object, name string, st metrics.Stats, known bool) {
 	}
 }
 
+// latencyRows are a group's TTFT and E2E lines (mean / median / P99),
+// as the Per turn and Per URL sections print them.
+func latencyRows(ttft, e2e metrics.Stats) []Row {
+	return []Row{
+		{"  TTFT mean / median / P99 (ms):", F(ttft.Mean) + " / " + F(ttft.Median) + " / " + F(ttft.P99)},
+		{"  E2E mean / median / P99 (ms):", F(e2e.Mean) + " / " + F(e2e.Median) + " / " + F(e2e.P99)},
+	}
+}
+
+// latencyKeys are the same figures as keys: mean_ttft_ms, median_ttft_ms,
+// p99_ttft_ms, then e2e_latency's.
+func latencyKeys(o *pyjson.Object, ttft, e2e metrics.Stats) {
+	for _, m := range []struct {
+		name string
+		st   metrics.Stats
+	}{{"ttft", ttft}, {"e2e_latency", e2e}} {
+		o.Set("mean_"+m.name+"_ms", pyjson.Float(m.st.Mean))
+		o.Set("median_"+m.name+"_ms", pyjson.Float(m.st.Median))
+		o.Set("p99_"+m.name+"_ms", pyjson.Float(m.st.P99))
+	}
+}
+
 // commonErrors is a section of the n most common error texts of the failed
 // requests, with their counts and kinds, most frequent first.
 func commonErrors(recs []record.Record, n int) []Row {

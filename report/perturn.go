@@ -14,12 +14,9 @@ const perTurnTitle = "Per turn"
 func perTurnRows(pt *metrics.PerTurn) []Row {
 	var rows []Row
 	for _, f := range pt.Turns {
-		rows = append(rows,
-			Row{"Turn " + strconv.Itoa(f.Turn) + ":", strconv.Itoa(f.Completed) + " successful, " + strconv.Itoa(f.Failed) + " failed"},
-			Row{"  TTFT mean / median / P99 (ms):", F(f.TTFT.Mean) + " / " + F(f.TTFT.Median) + " / " + F(f.TTFT.P99)},
-			Row{"  E2E mean / median / P99 (ms):", F(f.E2E.Mean) + " / " + F(f.E2E.Median) + " / " + F(f.E2E.P99)},
-			Row{"  Mean input tokens:", F(f.InputTokens)},
-		)
+		rows = append(rows, Row{"Turn " + strconv.Itoa(f.Turn) + ":", strconv.Itoa(f.Completed) + " successful, " + strconv.Itoa(f.Failed) + " failed"})
+		rows = append(rows, latencyRows(f.TTFT, f.E2E)...)
+		rows = append(rows, Row{"  Mean input tokens:", F(f.InputTokens)})
 		if pt.Cached {
 			rows = append(rows, Row{"  Mean cached tokens:", F(f.CachedTokens)})
 		}
@@ -44,12 +41,7 @@ func perTurnKey(pt *metrics.PerTurn) []byte {
 		o.Set("turn", pyjson.Int(f.Turn))
 		o.Set("completed", pyjson.Int(f.Completed))
 		o.Set("failed", pyjson.Int(f.Failed))
-		o.Set("mean_ttft_ms", pyjson.Float(f.TTFT.Mean))
-		o.Set("median_ttft_ms", pyjson.Float(f.TTFT.Median))
-		o.Set("p99_ttft_ms", pyjson.Float(f.TTFT.P99))
-		o.Set("mean_e2e_latency_ms", pyjson.Float(f.E2E.Mean))
-		o.Set("median_e2e_latency_ms", pyjson.Float(f.E2E.Median))
-		o.Set("p99_e2e_latency_ms", pyjson.Float(f.E2E.P99))
+		latencyKeys(o, f.TTFT, f.E2E)
 		o.Set("mean_input_tokens", pyjson.Float(f.InputTokens))
 		if pt.Cached {
 			o.Set("mean_cached_tokens", pyjson.Float(f.CachedTokens))

@@ -24,9 +24,8 @@ func perURLRows(us []URLShare) []Row {
 			Row{"  Failed requests:", strconv.Itoa(u.Failed)},
 			Row{"  Request throughput (req/s):", F(u.RequestThroughput)},
 			Row{"  Output token throughput (tok/s):", F(u.OutputThroughput)},
-			Row{"  TTFT mean / median / P99 (ms):", F(u.TTFT.Mean) + " / " + F(u.TTFT.Median) + " / " + F(u.TTFT.P99)},
-			Row{"  E2E mean / median / P99 (ms):", F(u.E2E.Mean) + " / " + F(u.E2E.Median) + " / " + F(u.E2E.P99)},
 		)
+		rows = append(rows, latencyRows(u.TTFT, u.E2E)...)
 	}
 	return rows
 }
@@ -46,12 +45,7 @@ func perURLKey(us []URLShare) []byte {
 		o.Set("request_throughput", pyjson.Float(u.RequestThroughput))
 		o.Set("output_throughput", pyjson.Float(u.OutputThroughput))
 		o.Set("total_output_tokens", pyjson.Int(u.OutputTokens))
-		o.Set("mean_ttft_ms", pyjson.Float(u.TTFT.Mean))
-		o.Set("median_ttft_ms", pyjson.Float(u.TTFT.Median))
-		o.Set("p99_ttft_ms", pyjson.Float(u.TTFT.P99))
-		o.Set("mean_e2e_latency_ms", pyjson.Float(u.E2E.Mean))
-		o.Set("median_e2e_latency_ms", pyjson.Float(u.E2E.Median))
-		o.Set("p99_e2e_latency_ms", pyjson.Float(u.E2E.P99))
+		latencyKeys(o, u.TTFT, u.E2E)
 		b = o.Append(b)
 	}
 	return append(b, ']')
