@@ -3,6 +3,7 @@ module benchserve
 go 1.26.8
 
 require (
+	github.com/DataDog/sketches-go v1.4.8
 	github.com/ardanlabs/jinja v1.8.0
 	github.com/dlclark/regexp2/v2 v2.5.1
 	github.com/parquet-go/parquet-go v0.32.0

@@ -112,6 +112,9 @@ type Config struct {
 	// SGLang's steady_state_serving: the window's ratio of the peak in
 	// flight (nil: off) and the file its line is appended to.
 	SteadyStateRatio      *float64
+	// Soak keeps no records in memory: percentiles from sketches
+	// (--soak; a --duration over 30 minutes implies it).
+	Soak bool
 	SteadyStateOutputFile *string
 
 	// The server's side (ours): Prometheus /metrics read during the run.

@@ -59,11 +59,17 @@ type arena struct {
 	blocks [][]record.Record
 	free   []record.Record
 	n      int
+	// soak: every take is its own, let go once folded (retire), and all
+	// is nil.
+	soak bool
 }
 
 func newArena(hint int) *arena { return &arena{free: make([]record.Record, 0, hint)} }
 
 func (a *arena) take(n int) []record.Record {
+	if a.soak {
+		return make([]record.Record, n)
+	}
 	if cap(a.free)-len(a.free) < n {
 		if len(a.free) > 0 {
 			a.blocks = append(a.blocks, a.free)
@@ -77,6 +83,9 @@ func (a *arena) take(n int) []record.Record {
 
 // all is every record taken, in order (call it once the requests ended).
 func (a *arena) all() []record.Record {
+	if a.soak {
+		return nil
+	}
 	if len(a.blocks) == 0 {
 		return a.free
 	}
@@ -200,6 +209,7 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 		hint = 0
 	}
 	a := newArena(hint)
+	a.soak = r.fold != nil
 	i, seq := 0, 0
 	for ; ph.cyclic || i < n; i++ {
 		if paced.Err() != nil {
@@ -220,6 +230,7 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 		// concurrency limit, holds it up on purpose).
 		ready := time.Now()
 		if !r.waitUntil(paced, deadline) {
+			r.retire(mine)
 			continue // not sent: the run was interrupted or its time is up
 		}
 		if deadline.After(ready) {
@@ -230,6 +241,7 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 		// turns take request slots as they are sent (converse).
 		bySession := row.Turns != nil && r.sessions != nil
 		if !r.acquireFrom(paced, r.slotsFor(bySession)) {
+			r.retire(mine)
 			continue
 		}
 		out, pos := row.OutputLen, i
@@ -246,6 +258,7 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 			}
 			finish := func() {
 				free()
+				r.retire(mine)
 				wg.Done()
 			}
 			// The interrupt (or the end of the run's time) may have come
@@ -301,9 +314,16 @@ func (r *runner) start(ctx context.Context, in *backend.Input, rec *record.Recor
 		in.Cancel, in.CancelAfter = true, r.traffic.cancel.delay
 	}
 	started := unixTime()
+	counted := r.fold != nil && r.measuring
+	if counted {
+		r.soak.sending()
+	}
 	c := r.clientOf(rec)
 	r.printStart(in, c.URL())
 	c.Start(ctx, in, rec, epoch, func() {
+		if counted {
+			r.soak.sent()
+		}
 		r.replied(in, rec, epoch, started, ended, free)
 		done()
 	})
@@ -319,6 +339,7 @@ func (r *runner) replied(in *backend.Input, rec *record.Record, epoch time.Time,
 	if rec.Sent && !cut && ended != nil {
 		ended()
 	}
+
 	if free != nil {
 		free()
 	}

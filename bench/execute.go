@@ -29,6 +29,10 @@ type Execution struct {
 	// NotSentAtEnd counts the planned requests that the end of
 	// --duration left unsent.
 	NotSentAtEnd int
+	// Fold holds the figures of a soak, which keeps no Records;
+	// MaxInflight is its peak of requests in flight.
+	Fold        *metrics.Fold
+	MaxInflight int
 	// RoundsNotSent counts the conversation rounds not sent because a
 	// round before them failed.
 	RoundsNotSent int
@@ -135,7 +139,7 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 		return nil, err
 	}
 	r.recFile.StartRun(start)
-	check := startSelfCheck(p.expected(), cfg.Sim)
+	check := startSelfCheck(p.expected(), cfg.Sim, r.fold != nil)
 	ph := phase{slots: p.Slots, cyclic: p.cyclic, bar: bar, check: check, capRamp: p.capSteps != nil}
 	if d := p.traffic.duration; d > 0 {
 		ph.until = start.Add(d)
@@ -143,10 +147,25 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	r.measuring = true
 	recs, end, unsent := r.dispatch(sending, inflight, ph, start)
 	e := &Execution{Start: start, Duration: end.Sub(start).Seconds(), Stopped: interrupted(p.Env.Interrupt)}
-	r.shardFooter(e, len(recs))
+	if r.fold != nil {
+		r.shardFooter(e, int(r.soak.records.Load()))
+	} else {
+		r.shardFooter(e, len(recs))
+	}
 	e.Client = check.stop(p.readDelays())
 	e.Server, e.ServerNote, e.Provenance = r.serverView(ctx, scr, start), why, prov
 	recs, e.RoundsNotSent = skippedRounds(recs)
+	if f := r.fold; f != nil {
+		t := &r.soak
+		e.Fold, e.MaxInflight, e.RoundsNotSent = f, int(t.peak.Load()), int(t.rounds.Load())
+		notSent, cancelled := int(t.notSent.Load()), int(t.cancelled.Load())
+		switch {
+		case e.Stopped:
+			e.NotSent, e.Cancelled = notSent+unsent, cancelled
+		case p.traffic.duration > 0:
+			e.NotSentAtEnd = unsent + notSent
+		}
+	}
 	switch {
 	case e.Stopped:
 		recs, e.NotSent, e.Cancelled = completedOnly(recs)
@@ -302,10 +321,14 @@ type runner struct {
 	// fleet reads the /metrics of the other --base-url servers, beside
 	// the first one's scraper (nil with one URL).
 	fleet []*serverctl.Scraper
+	// fold takes each record as its request ends, in a soak (nil: the
+	// records are kept); soak counts what it does not take.
+	fold *metrics.Fold
+	soak soakTally
 }
 
 func newRunner(p *Plan) *runner {
-	r := &runner{Plan: p, gate: &backend.Gate{}}
+	r := &runner{Plan: p, gate: &backend.Gate{}, fold: newFold(p)}
 	if c := p.Config.MaxConcurrency; c != nil && *c > 0 {
 		r.sem = make(chan struct{}, *c)
 	}

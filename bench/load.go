@@ -26,6 +26,9 @@ type traffic struct {
 	cancel cancelling
 	// think is the delay before a conversation's later turns.
 	think thinkTime
+	// soak: the run keeps no records, only their fold (--soak, or a
+	// --duration past SoakAfter).
+	soak bool
 }
 
 // mine reports whether slot i is this process's: every slot without
@@ -113,6 +116,7 @@ func parseLoad(cfg *Config) (traffic, error) {
 	if ld.think, err = parseThink(cfg); err != nil {
 		return ld, err
 	}
+	ld.soak = cfg.Soak || ld.duration > SoakAfter
 	if n := cfg.MaxSessions; n != nil && *n < 1 {
 		return ld, usage("--max-sessions %d: give how many conversations may be under way at once, >= 1", *n)
 	}

@@ -19,19 +19,31 @@ type selfCheck struct {
 	// lags are release − intended send time, per dispatched request, in
 	// seconds: the pacer's own error, before any wait for a concurrency slot.
 	lags []float64
+	// sketch replaces lags in a soak.
+	sketch *metrics.Dist
 }
 
 // startSelfCheck starts measuring a run of n requests; withSim: the
 // simulator runs in this process (--sim).
-func startSelfCheck(n int, withSim bool) *selfCheck {
+func startSelfCheck(n int, withSim, soak bool) *selfCheck {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return &selfCheck{withSim: withSim, cpu0: cputime.Self(), gc0: ms.PauseTotalNs, lags: make([]float64, 0, n)}
+	c := &selfCheck{withSim: withSim, cpu0: cputime.Self(), gc0: ms.PauseTotalNs}
+	if soak {
+		c.sketch = metrics.NewDist()
+	} else {
+		c.lags = make([]float64, 0, n)
+	}
+	return c
 }
 
 // lag records one request's pacer lag; a nil check (a warmup) keeps none.
 func (c *selfCheck) lag(v float64) {
-	if c != nil {
+	switch {
+	case c == nil:
+	case c.sketch != nil:
+		c.sketch.Add(v)
+	default:
 		c.lags = append(c.lags, v)
 	}
 }
@@ -44,6 +56,6 @@ func (c *selfCheck) stop(readDelay hist.H) metrics.ClientStats {
 	runtime.ReadMemStats(&ms)
 	return metrics.ClientStats{
 		CPU: cputime.Self() - c.cpu0, GCPause: time.Duration(ms.PauseTotalNs - c.gc0),
-		Lags: c.lags, ReadDelay: readDelay, Cores: runtime.GOMAXPROCS(0), WithSim: c.withSim,
+		Lags: c.lags, LagSketch: c.sketch, ReadDelay: readDelay, Cores: runtime.GOMAXPROCS(0), WithSim: c.withSim,
 	}
 }

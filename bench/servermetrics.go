@@ -36,6 +36,12 @@ func (r *runner) startServerMetrics(ctx context.Context) (*serverctl.Scraper, st
 	if cfg.ServerMetricsURL == nil {
 		r.startFleet(ctx, every)
 	}
+	if r.traffic.soak {
+		sc.Keep(soakScrapes)
+		for _, f := range r.fleet {
+			f.Keep(soakScrapes)
+		}
+	}
 	return sc, ""
 }
 

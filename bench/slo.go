@@ -70,6 +70,9 @@ func parseOurs(cfg *Config) (traffic, gates, error) {
 	if err := checkSteady(cfg); err != nil {
 		return ld, gates{}, err
 	}
+	if err := checkSoak(cfg, ld); err != nil {
+		return ld, gates{}, err
+	}
 	g, err := parseGates(cfg, ld)
 	return ld, g, err
 }

@@ -211,26 +211,29 @@ func series(recs []record.Record) (tokens, concurrent []int) {
 func cacheReport(recs []record.Record) CacheReport {
 	var c CacheReport
 	for i := range recs {
-		r := &recs[i]
-		if !r.Success {
-			continue
-		}
-		c.TotalPromptTokens += r.PromptLen
-		c.TotalCached += r.CachedTokens
-		d := r.CacheDetails
-		if d == nil {
-			continue
-		}
-		c.HasDetails = true
-		c.Device += d.Device
-		c.Host += d.Host
-		if d.Storage != 0 {
-			c.Storage += d.Storage
-			c.StorageBackend = d.StorageBackend
+		if recs[i].Success {
+			addCache(&c, &recs[i])
 		}
 	}
 	if c.TotalPromptTokens > 0 {
 		c.HitRatePct = float64(c.TotalCached) / float64(c.TotalPromptTokens) * 100
 	}
 	return c
+}
+
+// addCache adds a successful record's prefix-cache figures to c's sums.
+func addCache(c *CacheReport, r *record.Record) {
+	c.TotalPromptTokens += r.PromptLen
+	c.TotalCached += r.CachedTokens
+	d := r.CacheDetails
+	if d == nil {
+		return
+	}
+	c.HasDetails = true
+	c.Device += d.Device
+	c.Host += d.Host
+	if d.Storage != 0 {
+		c.Storage += d.Storage
+		c.StorageBackend = d.StorageBackend
+	}
 }

@@ -18,6 +18,9 @@ type ClientStats struct {
 	// Lags are release − intended send time, per dispatched request, in
 	// seconds: the pacer's own error, before any wait for a concurrency slot.
 	Lags []float64
+	// LagSketch replaces Lags in a soak (--soak): the same lags in fixed
+	// memory.
+	LagSketch *Dist
 	// ReadDelay holds, for every kernel-timed read of a response, how long
 	// its newest bytes had waited in the socket.
 	ReadDelay hist.H
@@ -125,6 +128,67 @@ const (
 // Check computes the self-check over recs, the run's records in dispatch
 // order (those sent and not cut, when it was interrupted).
 func Check(recs []record.Record, c ClientStats, sh Shape, outputTokens int) SelfCheck {
+	t := CheckTally{Sources: map[record.OutputSource]int{}}
+	var sends []float64
+	for i := range recs {
+		t.Add(&recs[i])
+		if recs[i].Sent && recs[i].SendDelay > 0 {
+			sends = append(sends, recs[i].SendDelay)
+		}
+	}
+	r := checkFrom(&t, c, sh, outputTokens)
+	if !sh.Closed {
+		a := FromSchedule(recs)
+		r.Anchored = &a
+	}
+	if len(sends) > 0 {
+		slices.Sort(sends)
+		st := Describe(sends)
+		ms := func(v float64) time.Duration { return time.Duration(v * 1e6) }
+		r.SendP50, r.SendP99, r.SendMax = ms(st.Median), ms(st.P99), time.Duration(sends[len(sends)-1]*1e9)
+	}
+	r.MaxInflight = MaxInflight(recs)
+	if r.LateBunchedPct() > maxLateBunchPct {
+		r.GapMedian = medianGap(recs)
+	}
+	r.Verdict = verdict(r)
+	return r
+}
+
+// CheckTally is the part of the self-check that sums over records.
+type CheckTally struct {
+	sent, ok, kernel           int
+	first, last                float64
+	Chunks, Bunched, LateBunch int64
+	Sources                    map[record.OutputSource]int
+}
+
+// Add counts one record.
+func (t *CheckTally) Add(rec *record.Record) {
+	if !rec.Sent {
+		return
+	}
+	if t.sent == 0 || rec.Start < t.first {
+		t.first = rec.Start
+	}
+	t.last = max(t.last, rec.Start)
+	t.sent++
+	t.Chunks += int64(rec.Chunks)
+	t.Bunched += int64(rec.Bunched)
+	t.LateBunch += int64(rec.LateBunched)
+	if rec.Success {
+		t.ok++
+		t.Sources[rec.OutputSource]++
+		if rec.KernelTimed {
+			t.kernel++
+		}
+	}
+}
+
+// checkFrom is the self-check but for what needs every record: the
+// schedule-anchored figures, the send delays, the peak in flight, the
+// median gap and the verdict.
+func checkFrom(t *CheckTally, c ClientStats, sh Shape, outputTokens int) SelfCheck {
 	r := SelfCheck{
 		Target:    sh.Rate,
 		Planned:   math.Inf(1),
@@ -136,69 +200,35 @@ func Check(recs []record.Record, c ClientStats, sh Shape, outputTokens int) Self
 		Sources:   map[record.OutputSource]int{},
 		Closed:    sh.Closed,
 	}
-	if !sh.Closed {
-		a := FromSchedule(recs)
-		r.Anchored = &a
-	}
 	// The planned rate is over the schedule's slots, not the records: a
 	// conversation is one slot and many records, and an interrupted run
 	// keeps only some records.
 	if sh.Slots > 1 && sh.LastSlot > 0 {
 		r.Planned = float64(sh.Slots-1) / sh.LastSlot
 	}
-	lags := slices.Clone(c.Lags)
-	slices.Sort(lags)
-	if n := len(lags); n > 0 {
-		r.LagMax = lags[n-1]
-		r.LagP99 = Describe(lags).P99 / 1000
-	}
-	var first, last float64
-	var sends []float64
-	sent, kernel := 0, 0
-	for i := range recs {
-		rec := &recs[i]
-		if !rec.Sent {
-			continue
+	if c.Lags != nil {
+		lags := slices.Clone(c.Lags)
+		slices.Sort(lags)
+		if n := len(lags); n > 0 {
+			r.LagMax = lags[n-1]
+			r.LagP99 = Describe(lags).P99 / 1000
 		}
-		if sent == 0 || rec.Start < first {
-			first = rec.Start
-		}
-		last = max(last, rec.Start)
-		sent++
-		if rec.SendDelay > 0 {
-			sends = append(sends, rec.SendDelay)
-		}
-		r.Chunks += int64(rec.Chunks)
-		r.Bunched += int64(rec.Bunched)
-		r.LateBunch += int64(rec.LateBunched)
-		if rec.Success {
-			r.OK++
-			r.Sources[rec.OutputSource]++
-			if rec.KernelTimed {
-				kernel++
-			}
-		}
+	} else if c.LagSketch != nil && c.LagSketch.Len() > 0 {
+		r.LagMax, r.LagP99 = c.LagSketch.max, c.LagSketch.Quantile(0.99)
 	}
-	if sent > 1 && last > first {
-		r.Achieved = float64(sent-1) / (last - first)
+	if t.sent > 1 && t.last > t.first {
+		r.Achieved = float64(t.sent-1) / (t.last - t.first)
 	}
-	if len(sends) > 0 {
-		slices.Sort(sends)
-		st := Describe(sends)
-		ms := func(v float64) time.Duration { return time.Duration(v * 1e6) }
-		r.SendP50, r.SendP99, r.SendMax = ms(st.Median), ms(st.P99), time.Duration(sends[len(sends)-1]*1e9)
+	r.Chunks, r.Bunched, r.LateBunch, r.OK = t.Chunks, t.Bunched, t.LateBunch, t.ok
+	for k, v := range t.Sources {
+		r.Sources[k] = v
 	}
-	r.MaxInflight = MaxInflight(recs)
 	if outputTokens > 0 {
 		r.CPUPerToken = float64(r.CPU.Microseconds()) / float64(outputTokens)
 	}
 	if r.OK > 0 {
-		r.KernelTimed = 100 * float64(kernel) / float64(r.OK)
+		r.KernelTimed = 100 * float64(t.kernel) / float64(r.OK)
 	}
-	if r.LateBunchedPct() > maxLateBunchPct {
-		r.GapMedian = medianGap(recs)
-	}
-	r.Verdict = verdict(r)
 	return r
 }
 

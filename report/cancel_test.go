@@ -27,10 +27,10 @@ func TestCancelledApart(t *testing.T) {
 		{Sent: true, Error: "cancelled", ErrorKind: record.KindCancelled},
 		{Sent: true, Error: "cancelled", ErrorKind: record.KindCancelled},
 	}
-	if got := string(errorKinds(recs)); got != `{"http_5xx": 1}` {
+	if got := string(errorKinds(ErrorCounts(recs))); got != `{"http_5xx": 1}` {
 		t.Errorf("errors_by_kind %s", got)
 	}
-	if rows := commonErrors(recs, 3); len(rows) != 1 || rows[0].Label != "1 requests, http_5xx:" {
+	if rows := commonErrors(ErrorCounts(recs), 3); len(rows) != 1 || rows[0].Label != "1 requests, http_5xx:" {
 		t.Errorf("common errors %v", rows)
 	}
 	res := &Result{Run: run, Summary: s, Records: recs}

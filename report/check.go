@@ -171,7 +171,7 @@ func latencyKeys(o *pyjson.Object, ttft, e2e metrics.Stats) {
 
 // commonErrors is a section of the n most common error texts of the failed
 // requests, with their counts and kinds, most frequent first.
-func commonErrors(recs []record.Record, n int) []Row {
+func commonErrors(errs []metrics.ErrorCount, n int) []Row {
 	type entry struct {
 		text, kind string
 		count      int
@@ -179,22 +179,21 @@ func commonErrors(recs []record.Record, n int) []Row {
 		varied     bool // texts that differ in their numbers were grouped
 	}
 	by := map[string]*entry{}
-	for i := range recs {
-		r := &recs[i]
-		if r.Success || !r.Sent || r.Cancelled() {
-			continue
+	for i, r := range errs {
+		if r.Text == "" {
+			continue // past a soak's bound: counted by kind only
 		}
 		// Errors that differ only in numbers (token counts, lengths,
 		// ports) are one error: grouped with their digits ignored, the
 		// first shown.
-		key := r.ErrorKind + "\x00" + withoutDigits(r.Error)
+		key := r.Kind + "\x00" + withoutDigits(r.Text)
 		e := by[key]
 		if e == nil {
-			e = &entry{text: r.Error, kind: r.ErrorKind, first: i}
+			e = &entry{text: r.Text, kind: r.Kind, first: i}
 			by[key] = e
 		}
-		e.varied = e.varied || r.Error != e.text
-		e.count++
+		e.varied = e.varied || r.Text != e.text
+		e.count += r.N
 	}
 	all := make([]*entry, 0, len(by))
 	for _, e := range by {

@@ -73,7 +73,7 @@ func TestCommonErrors(t *testing.T) {
 	add(1, record.KindTimeout, long)
 	add(2, "", "odd")
 	recs = append(recs, record.Record{Sent: true, Success: true})
-	rows := commonErrors(recs, 3)
+	rows := commonErrors(ErrorCounts(recs), 3)
 	want := []string{"3 requests, http_5xx:", "2 requests, other:", "1 requests, reset:"}
 	if len(rows) != 3 {
 		t.Fatalf("rows %v", rows)
@@ -92,14 +92,14 @@ func TestCommonErrors(t *testing.T) {
 		ctxRecs = append(ctxRecs, record.Record{Sent: true, Error: ctx(n), ErrorKind: record.KindHTTP4xx})
 	}
 	ctxRecs = append(ctxRecs, record.Record{Sent: true, Error: ctx(4108), ErrorKind: record.KindStreamError})
-	grouped := commonErrors(ctxRecs, 3)
+	grouped := commonErrors(ErrorCounts(ctxRecs), 3)
 	if len(grouped) != 2 || grouped[0] != (Row{"3 requests, http_4xx:", "e.g. " + ctx(4108)}) || grouped[1] != (Row{"1 requests, stream_error:", ctx(4108)}) {
 		t.Errorf("grouped rows %v", grouped)
 	}
 	if got := withoutDigits("port 8000, 12 of 3"); got != "port #, # of #" {
 		t.Errorf("withoutDigits: %q", got)
 	}
-	cut := commonErrors(recs[4:5], 3)[0].Value
+	cut := commonErrors(ErrorCounts(recs[4:5]), 3)[0].Value
 	if !strings.HasSuffix(cut, "...") || len(cut) > 303 || !strings.HasPrefix(cut, "é") || !utf8.ValidString(cut) {
 		t.Errorf("cut text %q", cut)
 	}

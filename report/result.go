@@ -53,6 +53,45 @@ type Result struct {
 	// PerTurn is a multi-turn run's figures per turn index (nil for a
 	// run without conversations).
 	PerTurn *metrics.PerTurn
+	// Errors and Total replace Records' failures and count in a soak,
+	// which keeps no records.
+	Errors []metrics.ErrorCount
+	Total  int
+}
+
+// total is how many requests the figures cover.
+func (res *Result) total() int {
+	if res.Records == nil && res.Total > 0 {
+		return res.Total
+	}
+	return len(res.Records)
+}
+
+// errorCounts are the failures by kind and text, in first-seen order
+// (one per failed record when the records are kept).
+func (res *Result) errorCounts() []metrics.ErrorCount {
+	if res.Records == nil {
+		return res.Errors
+	}
+	return ErrorCounts(res.Records)
+}
+
+// ErrorCounts lists recs' failures, one entry per failed record, but for
+// those cancelled on purpose.
+func ErrorCounts(recs []record.Record) []metrics.ErrorCount {
+	var out []metrics.ErrorCount
+	for i := range recs {
+		r := &recs[i]
+		if r.Success || !r.Sent || r.Cancelled() {
+			continue
+		}
+		kind := r.ErrorKind
+		if kind == "" {
+			kind = record.KindOther
+		}
+		out = append(out, metrics.ErrorCount{Kind: kind, Text: r.Error, N: 1})
+	}
+	return out
 }
 
 // Load is how a run was driven beyond the reference's flags: by time,
@@ -105,7 +144,7 @@ type Stop struct{ NotSent, Cancelled int }
 func (res *Result) Print(w io.Writer, plot bool) error {
 	if st := res.Stop; st != nil {
 		if _, err := fmt.Fprintf(w, "Interrupted: %d requests were not sent and %d were cancelled in flight; the figures below cover the %d that finished.\n",
-			st.NotSent, st.Cancelled, len(res.Records)); err != nil {
+			st.NotSent, st.Cancelled, res.total()); err != nil {
 			return err
 		}
 	}
@@ -117,13 +156,18 @@ func (res *Result) Print(w io.Writer, plot bool) error {
 	if err := Console(w, res.Run, res.Summary); err != nil {
 		return err
 	}
+	if e := res.Run.Sketch; e > 0 {
+		if _, err := fmt.Fprintf(w, "Soak: the percentiles above and below (median, P90-P99, --metric-percentiles, schedule lag) are from sketches, each within %g%% of the value at its rank; counts, totals, throughputs, means, std and maxima are exact. Per-turn, per-token ITL, reasoning and steady-state figures need every record: benchserve report --records on the --record-file.\n", e*100); err != nil {
+			return err
+		}
+	}
 	if res.Steady != nil {
 		if err := SteadyBlock(w, res.Steady); err != nil {
 			return err
 		}
 	}
 	titled, order := checkRows(&res.Check, res.Run.embedding())
-	if top := commonErrors(res.Records, 3); len(top) > 0 {
+	if top := commonErrors(res.errorCounts(), 3); len(top) > 0 {
 		const title = "Most common errors"
 		titled[title] = top
 		order = append([]string{title}, order...)
@@ -191,11 +235,15 @@ func (res *Result) extra() *pyjson.Object {
 	if g := res.Run.Goodput; g != nil {
 		goodputKeys(o, g, res.Run.GoodputSLO)
 	}
-	checkKeys(o, &res.Check, res.Summary.Failed, len(recs))
+	checkKeys(o, &res.Check, res.Summary.Failed, res.total())
+	if e := res.Run.Sketch; e > 0 {
+		o.Set("percentiles_from", pyjson.String("sketch"))
+		o.Set("sketch_relative_error", pyjson.Float(e))
+	}
 	// Cancelled on purpose (--request-cancellation-rate): in neither
 	// completed nor failed, nor in errors_by_kind.
 	o.Set("cancelled_requests", pyjson.Int(res.Summary.Cancelled))
-	o.Set("errors_by_kind", errorKinds(recs))
+	o.Set("errors_by_kind", errorKinds(res.errorCounts()))
 	// The run's start on the wall clock, to line records up with server
 	// logs (each record's send time is an offset from it).
 	o.Set("benchmark_start_unix", pyjson.Float(float64(res.Start.UnixNano())/1e9))
@@ -371,22 +419,15 @@ func floats(v []float64) []byte {
 
 // errorKinds counts the failed records by kind, as a JSON object in the
 // order the kinds first appear.
-func errorKinds(recs []record.Record) []byte {
+func errorKinds(errs []metrics.ErrorCount) []byte {
 	o := &pyjson.Object{}
 	counts := map[string]int{}
 	var order []string
-	for i := range recs {
-		if recs[i].Success || recs[i].Cancelled() {
-			continue
+	for _, e := range errs {
+		if counts[e.Kind] == 0 {
+			order = append(order, e.Kind)
 		}
-		k := recs[i].ErrorKind
-		if k == "" {
-			k = record.KindOther
-		}
-		if counts[k] == 0 {
-			order = append(order, k)
-		}
-		counts[k]++
+		counts[e.Kind] += e.N
 	}
 	for _, k := range order {
 		o.Set(k, pyjson.Int(counts[k]))

@@ -15,6 +15,10 @@ import (
 // Run is what the console block and the result line need besides the
 // summary: the flags they echo and the server's /server_info body.
 type Run struct {
+	// Sketch, in a soak, is the percentiles' worst-case relative error
+	// (they come from sketches); 0 when they are exact.
+	Sketch float64
+
 	Backend     string
 	DatasetName string
 	// Images: the dataset's rows carry images, so the block shows the

@@ -51,6 +51,10 @@ type Scraper struct {
 
 	mu      sync.Mutex
 	scrapes []Scrape
+	// keep, when > 0, bounds the interval reads kept (Keep); level is
+	// how often they were halved: only ticks that are multiples of
+	// 2^level stay.
+	keep, level int
 	failed  int
 	warned  map[string]bool
 	stop    context.CancelFunc
@@ -102,11 +106,45 @@ func (c *Server) StartScraper(ctx context.Context, u string, every time.Duration
 				}
 			} else {
 				s.scrapes = append(s.scrapes, sc)
+				s.thin()
 			}
 			s.mu.Unlock()
 		}
 	}()
 	return s, ""
+}
+
+// Keep bounds the reads kept to about n (a soak's memory): past n, every
+// other interval read is dropped, by tick, so the reads left stay evenly
+// spaced and the scrapers of several servers keep the same ticks.
+func (s *Scraper) Keep(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keep = n
+	s.thin()
+}
+
+// thin keeps the interval reads whose tick is a multiple of 2^level,
+// and halves them again while more than keep are left (s.mu held).
+func (s *Scraper) thin() {
+	if s.keep <= 0 {
+		return
+	}
+	for {
+		step := 1 << s.level
+		kept := s.scrapes[:0]
+		for _, sc := range s.scrapes {
+			if sc.Tick <= 0 || sc.Tick%step == 0 {
+				kept = append(kept, sc)
+			}
+		}
+		clear(s.scrapes[len(kept):])
+		s.scrapes = kept
+		if len(s.scrapes) <= s.keep {
+			return
+		}
+		s.level++
+	}
 }
 
 // warnOnce prints a failed read's warning the first time its text is

@@ -175,3 +175,28 @@ func TestScraperProtected(t *testing.T) {
 		t.Errorf("404: why %q", why)
 	}
 }
+
+// Keep halves the interval reads by tick once there are more than asked
+// for: the before and after reads stay, the rest stay evenly spaced, and
+// two scrapers fed the same ticks keep the same ones.
+func TestScraperKeepThinsByTick(t *testing.T) {
+	s := &Scraper{}
+	s.scrapes = append(s.scrapes, Scrape{Tick: 0})
+	s.Keep(8)
+	for k := 1; k <= 100; k++ {
+		s.mu.Lock()
+		s.scrapes = append(s.scrapes, Scrape{Tick: k})
+		s.thin()
+		s.mu.Unlock()
+	}
+	s.scrapes = append(s.scrapes, Scrape{Tick: AfterTick})
+	var ticks []int
+	for _, sc := range s.scrapes {
+		ticks = append(ticks, sc.Tick)
+	}
+	// 100 reads into at most 8: every 16th (level 4), then the last.
+	want := []int{0, 16, 32, 48, 64, 80, 96, AfterTick}
+	if !slices.Equal(ticks, want) {
+		t.Errorf("kept ticks %v, want %v", ticks, want)
+	}
+}

@@ -122,7 +122,11 @@ func setUp(cfg *bench.Config, given map[string]bool, pio IO, name string) (stop 
 			return stop, err
 		}
 	}
-	for _, n := range append(notes, checkGiven(cfg, given, pio.Getenv)...) {
+	notes = append(notes, checkGiven(cfg, given, pio.Getenv)...)
+	if d := cfg.Duration; d != nil && *d > bench.SoakAfter.Seconds() && !cfg.Soak {
+		notes = append(notes, "--duration over 1800 s: a soak, as with --soak (no record is kept in memory; the percentiles come from sketches within 1%)")
+	}
+	for _, n := range notes {
 		fmt.Fprintf(pio.Stderr, "%s: note: %s\n", name, n)
 	}
 	if cfg.Sim {
