@@ -95,7 +95,8 @@ func (p *Plan) finish(e *Execution, res *report.Result) *report.Result {
 
 // summarizeSoak is Summarize for a soak, from the fold: the same figures,
 // percentiles within the sketch's error; what needs every record (per
-// turn, per token, reasoning) is left to benchserve report --records.
+// token, reasoning, the steady state) is left to benchserve report
+// --records.
 func (p *Plan) summarizeSoak(e *Execution, run report.Run, shape metrics.Shape, accept *float64) *report.Result {
 	f := e.Fold
 	sum := f.Summary(e.Duration)
@@ -111,6 +112,7 @@ func (p *Plan) summarizeSoak(e *Execution, run report.Run, shape metrics.Shape, 
 	run.Sketch = metrics.SketchError
 	res := p.result(e, run, sum, check)
 	res.Errors, res.Total = f.Errors(), f.Records()
+	res.PerTurn = f.PerTurn(p.Config.CacheReport)
 	if shown := p.shownURLs(); shown != nil {
 		for i, u := range f.PerURL(e.Duration) {
 			res.PerURL = append(res.PerURL, report.URLShare{URL: shown[i], URLFigures: u})

@@ -30,6 +30,15 @@ type Fold struct {
 	errAt                map[[2]string]int
 	records              int
 	cacheSums            CacheReport
+	turns                []turnFold
+	turnGaps             int
+	between, turnLag     *Dist
+}
+
+// turnFold is one turn index's part of the per-turn figures.
+type turnFold struct {
+	completed, failed, input, hits int
+	ttft, e2e                      *Dist
 }
 
 // maxErrorTexts bounds the distinct error texts a Fold keeps; later ones
@@ -55,7 +64,7 @@ func NewFold(tok TokenCounter, opt Options, slo SLO, k int) *Fold {
 		tok: tok, opt: opt,
 		e2e: NewDist(), ttft: NewDist(), tpot: NewDist(), itl: NewDist(),
 		aTTFT: NewDist(), aE2E: NewDist(), lag: NewDist(), sends: NewDist(),
-		errAt: map[[2]string]int{},
+		errAt: map[[2]string]int{}, between: NewDist(), turnLag: NewDist(),
 	}
 	f.tally.Sources = map[record.OutputSource]int{}
 	if !slo.Empty() {
@@ -94,6 +103,7 @@ func (f *Fold) Add(r *record.Record) {
 		f.goodTokens += r.OutputLen
 	}
 	f.addURL(r)
+	f.addTurn(r)
 	switch {
 	case r.Success:
 		s.Completed++
@@ -170,6 +180,56 @@ func (f *Fold) addURL(r *record.Record) {
 	u.tokens += r.OutputLen
 	u.ttft.Add(r.TTFT)
 	u.e2e.Add(r.Latency)
+}
+
+// addTurn is ComputePerTurn's step for one record.
+func (f *Fold) addTurn(r *record.Record) {
+	if !r.Round || r.Turn < 0 || !r.Sent {
+		return
+	}
+	for len(f.turns) <= r.Turn {
+		f.turns = append(f.turns, turnFold{ttft: NewDist(), e2e: NewDist()})
+	}
+	if r.Turn > 0 {
+		f.turnGaps++
+		f.between.Add(r.Start - (r.Intended - r.PlannedDelay))
+		f.turnLag.Add(r.Start - r.Intended)
+	}
+	t := &f.turns[r.Turn]
+	switch {
+	case r.Cancelled():
+	case !r.Success:
+		t.failed++
+	default:
+		t.completed++
+		t.ttft.Add(r.TTFT)
+		t.e2e.Add(r.Latency)
+		t.input += r.InputLen
+		t.hits += r.CachedTokens
+	}
+}
+
+// PerTurn is ComputePerTurn over the folded records (nil when none was
+// a conversation's round).
+func (f *Fold) PerTurn(cached bool) *PerTurn {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.turns == nil {
+		return nil
+	}
+	pt := &PerTurn{Cached: cached, Gaps: f.turnGaps, Between: f.between.Stats(nil), Lag: f.turnLag.Stats(nil)}
+	for k, t := range f.turns {
+		tf := TurnFigures{Turn: k, Completed: t.completed, Failed: t.failed, TTFT: t.ttft.Stats(nil), E2E: t.e2e.Stats(nil)}
+		tf.TTFT.Max, tf.E2E.Max = 0, 0
+		if t.completed > 0 {
+			tf.InputTokens = float64(t.input) / float64(t.completed)
+			if cached {
+				tf.CachedTokens = float64(t.hits) / float64(t.completed)
+			}
+		}
+		pt.Turns = append(pt.Turns, tf)
+	}
+	return pt
 }
 
 func (f *Fold) addError(r *record.Record) {

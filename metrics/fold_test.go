@@ -157,3 +157,34 @@ func TestFoldBoundsErrorTexts(t *testing.T) {
 		t.Errorf("%d entries, last %+v, total %d; want %d texts then one by kind, total %d", len(errs), errs[len(errs)-1], total, maxErrorTexts, maxErrorTexts+50)
 	}
 }
+
+// The per-turn figures of a fold are ComputePerTurn's: counts and means
+// exact, percentiles within the sketch's error.
+func TestFoldPerTurn(t *testing.T) {
+	recs := soakRecords(6000, 11)
+	for i := range recs {
+		r := &recs[i]
+		r.Round, r.Session, r.Turn = true, i/4, i%4
+		r.PlannedDelay = 0.5
+		r.Intended = r.Start - 0.001*float64(i%3)
+		r.CachedTokens = 10 * r.Turn
+	}
+	f := NewFold(nil, Options{}, SLO{}, 1)
+	for i := range recs {
+		f.Add(&recs[i])
+	}
+	got, want := f.PerTurn(true), ComputePerTurn(recs, true)
+	if len(got.Turns) != 4 || len(want.Turns) != 4 || got.Gaps != want.Gaps {
+		t.Fatalf("fold %d turns %d gaps, exact %d turns %d gaps", len(got.Turns), got.Gaps, len(want.Turns), want.Gaps)
+	}
+	for k := range got.Turns {
+		g, w := got.Turns[k], want.Turns[k]
+		if g.Completed != w.Completed || g.Failed != w.Failed || g.InputTokens != w.InputTokens || g.CachedTokens != w.CachedTokens ||
+			!within(g.TTFT.P99, w.TTFT.P99) || !within(g.E2E.Median, w.E2E.Median) {
+			t.Errorf("turn %d: fold %+v, exact %+v", k, g, w)
+		}
+	}
+	if !within(got.Lag.P99, want.Lag.P99) || !within(got.Between.Median, want.Between.Median) {
+		t.Errorf("between/lag: fold %+v %+v, exact %+v %+v", got.Between, got.Lag, want.Between, want.Lag)
+	}
+}
