@@ -64,6 +64,7 @@ func Summarize(p *Plan, e *Execution) *report.Result {
 		}
 	}
 	res.PerTurn = metrics.ComputePerTurn(recs, cfg.CacheReport)
+	res.PerSession = metrics.ComputePerSession(recs)
 	if e.Cancelled == 0 { // the server counted the cut requests' tokens too
 		p.warnServerTokens(e.Server, sum.TotalOutput)
 	}
