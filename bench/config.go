@@ -111,10 +111,10 @@ type Config struct {
 	RecordFile     *string // ours: one JSON line per request as it ends
 	// SGLang's steady_state_serving: the window's ratio of the peak in
 	// flight (nil: off) and the file its line is appended to.
-	SteadyStateRatio      *float64
+	SteadyStateRatio *float64
 	// Soak keeps no records in memory: percentiles from sketches
 	// (--soak; a --duration over 30 minutes implies it).
-	Soak bool
+	Soak                  bool
 	SteadyStateOutputFile *string
 
 	// The server's side (ours): Prometheus /metrics read during the run.

@@ -46,7 +46,7 @@ func (r *runner) newRecords(a *arena, i, seq int, at time.Duration) []record.Rec
 		rec.PromptLen, rec.OutputLen = row.PromptLen, row.OutputLen
 		rec.URL = r.urlOf(i)
 		if row.Turns != nil {
-			rec.Round, rec.Session, rec.Turn = true, i, k
+			rec.Round, rec.Session, rec.Turn, rec.SessionTurns = true, i, k, len(row.Turns)
 		}
 	}
 	return recs

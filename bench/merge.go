@@ -188,6 +188,7 @@ func Merge(shards []*ShardFile, expect int) (*report.Result, []report.Shard, err
 	}
 	// Record files carry no cached tokens: no per-turn cached figures.
 	res.PerTurn = metrics.ComputePerTurn(recs, false)
+	res.PerSession = metrics.ComputePerSession(recs)
 	return res, checks, nil
 }
 

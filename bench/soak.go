@@ -53,6 +53,7 @@ func (r *runner) retire(recs []record.Record) {
 		return
 	}
 	t := &r.soak
+	kept := 0
 	for i := range recs {
 		rec := &recs[i]
 		t.records.Add(1)
@@ -65,7 +66,14 @@ func (r *runner) retire(recs []record.Record) {
 			t.cancelled.Add(1)
 		default:
 			r.fold.Add(rec)
+			recs[kept] = *rec
+			kept++
 		}
+	}
+	// A conversation's records come together, when it has ended: its
+	// session's figures too.
+	if kept > 0 && recs[0].Round {
+		r.fold.AddSession(recs[:kept])
 	}
 }
 

@@ -61,6 +61,7 @@ func Summarize(p *Plan, e *Execution) *report.Result {
 		}
 	}
 	res.PerTurn = metrics.ComputePerTurn(recs, cfg.CacheReport)
+	res.PerSession = metrics.ComputePerSession(recs)
 	if r := cfg.SteadyStateRatio; r != nil {
 		st := metrics.ComputeSteady(recs, *r, p.Tok)
 		res.Steady = &st
@@ -112,7 +113,7 @@ func (p *Plan) summarizeSoak(e *Execution, run report.Run, shape metrics.Shape, 
 	run.Sketch = metrics.SketchError
 	res := p.result(e, run, sum, check)
 	res.Errors, res.Total = f.Errors(), f.Records()
-	res.PerTurn = f.PerTurn(p.Config.CacheReport)
+	res.PerTurn, res.PerSession = f.PerTurn(p.Config.CacheReport), f.PerSession()
 	if shown := p.shownURLs(); shown != nil {
 		for i, u := range f.PerURL(e.Duration) {
 			res.PerURL = append(res.PerURL, report.URLShare{URL: shown[i], URLFigures: u})

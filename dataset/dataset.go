@@ -26,6 +26,11 @@ type Params struct {
 	RandomInputLen   int
 	RandomOutputLen  int
 	RandomRangeRatio float64
+	// SessionTurns (--session-turns, N or A-B) makes each random or
+	// random-ids row a conversation; PerTurnInputLen is the new tokens of
+	// each turn after the first (nil: RandomInputLen).
+	SessionTurns    *string
+	PerTurnInputLen *int
 
 	// TokenizePrompt makes random and random-ids rows carry IDs instead of
 	// Text; sharegpt refuses it.

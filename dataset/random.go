@@ -22,6 +22,10 @@ func loadRandom(ctx context.Context, p Params, env Env) ([]Row, error) {
 	if _, err := lensLow(p.RandomOutputLen, p.RandomRangeRatio, "--random-output-len"); err != nil {
 		return nil, err
 	}
+	sess, err := newSessions(p)
+	if err != nil {
+		return nil, err
+	}
 
 	// random has no more rows than ShareGPT has prompts, whatever
 	// --num-prompts asks, so it keeps only that many lengths.
@@ -46,7 +50,7 @@ func loadRandom(ctx context.Context, p Params, env Env) ([]Row, error) {
 	if p.TokenizePrompt {
 		perToken = float64(reflect.TypeFor[int]().Size())
 	}
-	need := float64(rowsMax) * (rowBytes + 16 + meanLen(p.RandomInputLen, inLo)*perToken)
+	need := float64(rowsMax) * (rowBytes + 16 + meanLen(p.RandomInputLen, inLo)*perToken + sess.meanBytes())
 	if err := fitMemory(env, need, "--num-prompts "+strconv.Itoa(n), "--num-prompts or --random-input-len"); err != nil {
 		return nil, err
 	}
@@ -83,6 +87,7 @@ func loadRandom(ctx context.Context, p Params, env Env) ([]Row, error) {
 	if p.Name == "random" {
 		rows = rows[:len(units)]
 	}
+	sess.sizes(len(rows))
 	err = env.meter.stage("Building prompts", len(rows)).each(len(rows), func(i int) {
 		r := &rows[i]
 		r.PromptLen, r.TextPromptLen, r.OutputLen = inLens[i], inLens[i], outLens[i]
@@ -95,6 +100,9 @@ func loadRandom(ctx context.Context, p Params, env Env) ([]Row, error) {
 		default:
 			r.Text = repeatDecode(env.Tok, u, inLens[i])
 		}
+		if sess != nil {
+			sess.build(r, i, u, env.Tok)
+		}
 	})
 	if err != nil {
 		return nil, err
@@ -103,6 +111,7 @@ func loadRandom(ctx context.Context, p Params, env Env) ([]Row, error) {
 		shortfall(env.Out, label, len(rows), n)
 	}
 	printSums(env.Out, inLens[:len(rows)], outLens[:len(rows)])
+	sess.print(env.Out, len(rows))
 	return rows, nil
 }
 

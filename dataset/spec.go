@@ -100,13 +100,13 @@ var specs = []Spec{
 		Reads:   []string{"--dataset-path", "--num-prompts", "--sharegpt-output-len", "--apply-chat-template"},
 		Prompts: "the chat requests in --dataset-path", Outputs: "output lengths are each line's max_tokens, or --sharegpt-output-len",
 		ZeroPrompts: true, OpensPath: true},
-	{Name: "random", Load: loadRandom, Preflight: preflightLens,
-		Reads:      []string{"--dataset-path", "--num-prompts", "--random-input-len", "--random-output-len", "--random-range-ratio", "--tokenize-prompt"},
+	{Name: "random", Load: loadRandom, Preflight: preflightRandom,
+		Reads:      []string{"--dataset-path", "--num-prompts", "--random-input-len", "--random-output-len", "--random-range-ratio", "--tokenize-prompt", "--session-turns", "--per-turn-input-len"},
 		Outputs:    "output lengths come from --random-output-len",
 		NoTemplate: "its prompts are random token text, sent as is",
 		OpensPath:  true, Downloads: "ShareGPT (its text)", FileTag: randomTag},
-	{Name: "random-ids", Load: loadRandom, Preflight: preflightLens,
-		Reads:   []string{"--num-prompts", "--random-input-len", "--random-output-len", "--random-range-ratio", "--tokenize-prompt"},
+	{Name: "random-ids", Load: loadRandom, Preflight: preflightRandom,
+		Reads:   []string{"--num-prompts", "--random-input-len", "--random-output-len", "--random-range-ratio", "--tokenize-prompt", "--session-turns", "--per-turn-input-len"},
 		Prompts: "consecutive token ids", Outputs: "output lengths come from --random-output-len",
 		NoTemplate: "its prompts are random token text, sent as is", FileTag: randomTag},
 	{Name: "generated-shared-prefix", Load: loadGSP, Parsed: gspParsed, Preflight: checkGSP, Flags: gspFlags, Notes: gspNotes,
@@ -259,6 +259,8 @@ var shared = map[string]func(s Spec) string{
 	"--prompt-suffix":        func(Spec) string { return "only " + and(readers("--prompt-suffix")) + " append it" },
 	"--tokenize-prompt":      func(Spec) string { return "only " + and(readers("--tokenize-prompt")) + " send token ids" },
 	"--use-trace-timestamps": func(Spec) string { return "it has no timestamps" },
+	"--session-turns":        func(Spec) string { return "only " + and(readers("--session-turns")) + " make synthetic sessions" },
+	"--per-turn-input-len":   func(Spec) string { return "only " + and(readers("--per-turn-input-len")) + " make synthetic sessions" },
 }
 
 func prompts(s Spec) string { return "its prompts come from " + s.Prompts }

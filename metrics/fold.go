@@ -33,6 +33,14 @@ type Fold struct {
 	turns                []turnFold
 	turnGaps             int
 	between, turnLag     *Dist
+	sessions             sessionFold
+}
+
+// sessionFold is the per-session figures' sums.
+type sessionFold struct {
+	started, completed, turns int
+	byTurns                   []int
+	duration, arrival         *Dist
 }
 
 // turnFold is one turn index's part of the per-turn figures.
@@ -65,6 +73,7 @@ func NewFold(tok TokenCounter, opt Options, slo SLO, k int) *Fold {
 		e2e: NewDist(), ttft: NewDist(), tpot: NewDist(), itl: NewDist(),
 		aTTFT: NewDist(), aE2E: NewDist(), lag: NewDist(), sends: NewDist(),
 		errAt: map[[2]string]int{}, between: NewDist(), turnLag: NewDist(),
+		sessions: sessionFold{duration: NewDist(), arrival: NewDist()},
 	}
 	f.tally.Sources = map[record.OutputSource]int{}
 	if !slo.Empty() {
@@ -230,6 +239,63 @@ func (f *Fold) PerTurn(cached bool) *PerTurn {
 		pt.Turns = append(pt.Turns, tf)
 	}
 	return pt
+}
+
+// AddSession adds one conversation's per-session figures: recs are its
+// rounds that were sent and kept, each already given to Add. It is
+// ComputePerSession's step for one session.
+func (f *Fold) AddSession(recs []record.Record) {
+	var first *record.Record
+	sent, ok, plan, end := 0, 0, 0, 0.0
+	for i := range recs {
+		r := &recs[i]
+		if !r.Round || !r.Sent {
+			continue
+		}
+		sent++
+		plan = max(plan, r.SessionTurns)
+		if r.Success {
+			ok++
+		}
+		if first == nil || r.Turn < first.Turn {
+			first = r
+		}
+		end = max(end, r.Start+r.Latency)
+	}
+	if first == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := &f.sessions
+	s.started++
+	s.arrival.Add(first.Start - first.Intended)
+	if ok == sent && sent >= plan {
+		s.completed++
+		s.duration.Add(end - first.Start)
+	}
+	for len(s.byTurns) <= ok {
+		s.byTurns = append(s.byTurns, 0)
+	}
+	s.byTurns[ok]++
+	s.turns += ok
+}
+
+// PerSession is ComputePerSession over the folded sessions (nil when
+// none was folded).
+func (f *Fold) PerSession() *PerSession {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := &f.sessions
+	if s.started == 0 {
+		return nil
+	}
+	return &PerSession{
+		Started: s.started, Completed: s.completed, Truncated: s.started - s.completed,
+		Duration: s.duration.Stats(nil), TurnsMean: float64(s.turns) / float64(s.started),
+		ByTurns: append([]int(nil), s.byTurns...), Gaps: f.turnGaps,
+		Between: f.between.Stats(nil), Lag: f.turnLag.Stats(nil), ArrivalLag: s.arrival.Stats(nil),
+	}
 }
 
 func (f *Fold) addError(r *record.Record) {

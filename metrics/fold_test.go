@@ -3,6 +3,7 @@ package metrics
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"benchserve/record"
@@ -186,5 +187,34 @@ func TestFoldPerTurn(t *testing.T) {
 	}
 	if !within(got.Lag.P99, want.Lag.P99) || !within(got.Between.Median, want.Between.Median) {
 		t.Errorf("between/lag: fold %+v %+v, exact %+v %+v", got.Between, got.Lag, want.Between, want.Lag)
+	}
+}
+
+// The per-session figures of a fold, given each session's records
+// together, are ComputePerSession's.
+func TestFoldPerSession(t *testing.T) {
+	recs := soakRecords(6000, 13)
+	for i := range recs {
+		r := &recs[i]
+		r.Round, r.Session, r.Turn, r.SessionTurns = true, i/5, i%5, 5
+		r.PlannedDelay = 0.2
+	}
+	f := NewFold(nil, Options{}, SLO{}, 1)
+	for s := 0; s < len(recs); s += 5 {
+		for i := s; i < s+5; i++ {
+			f.Add(&recs[i])
+		}
+		f.AddSession(recs[s : s+5])
+	}
+	got, want := f.PerSession(), ComputePerSession(recs)
+	if got.Started != want.Started || got.Completed != want.Completed || got.Truncated != want.Truncated ||
+		got.TurnsMean != want.TurnsMean || !slices.Equal(got.ByTurns, want.ByTurns) || got.Gaps != want.Gaps {
+		t.Fatalf("fold %+v\nexact %+v", got, want)
+	}
+	if want.Completed == 0 || want.Truncated == 0 {
+		t.Fatalf("the records should have both completed and truncated sessions: %+v", want)
+	}
+	if !within(got.Duration.P99, want.Duration.P99) || !within(got.ArrivalLag.Median, want.ArrivalLag.Median) || !within(got.Lag.P99, want.Lag.P99) {
+		t.Errorf("fold %+v\nexact %+v", got, want)
 	}
 }

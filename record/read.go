@@ -148,6 +148,8 @@ func DecodeLine(line []byte, r *Record) (bool, error) {
 			r.Round, r.Turn = true, i()
 		case jsonscan.KeyIs(k, "planned_delay"):
 			r.PlannedDelay = f()
+		case jsonscan.KeyIs(k, "session_turns"):
+			r.Round, r.SessionTurns = true, i()
 		}
 	})
 	r.Sent = isRec

@@ -121,10 +121,13 @@ type Record struct {
 	// conversation's plan position, Turn the round's index in it (from
 	// 0), and PlannedDelay the think time planned before it, in seconds
 	// (its Intended is the previous round's End plus that delay).
+	// SessionTurns is how many rounds its conversation plans (0: not
+	// known, in an older record file).
 	Round        bool
 	Session      int
 	Turn         int
 	PlannedDelay float64
+	SessionTurns int
 }
 
 // Cancelled reports a request cancelled on purpose: counted apart from

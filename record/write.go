@@ -141,6 +141,8 @@ func appendLine(b []byte, rec *Record, run []byte) []byte {
 		b = pyjson.AppendInt(b, int64(rec.Turn))
 		b = append(b, `, "planned_delay": `...)
 		b = pyjson.AppendFloat(b, rec.PlannedDelay)
+		b = append(b, `, "session_turns": `...)
+		b = pyjson.AppendInt(b, int64(rec.SessionTurns))
 	}
 	if len(run) > 0 {
 		b = append(b, `, "benchmark_start_unix": `...)

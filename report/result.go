@@ -53,6 +53,8 @@ type Result struct {
 	// PerTurn is a multi-turn run's figures per turn index (nil for a
 	// run without conversations).
 	PerTurn *metrics.PerTurn
+	// PerSession is its figures per conversation (nil likewise).
+	PerSession *metrics.PerSession
 	// Errors and Total replace Records' failures and count in a soak,
 	// which keeps no records.
 	Errors []metrics.ErrorCount
@@ -200,6 +202,10 @@ func (res *Result) Print(w io.Writer, plot bool) error {
 		titled[perTurnTitle] = perTurnRows(res.PerTurn)
 		order = append(order, perTurnTitle)
 	}
+	if res.PerSession != nil {
+		titled[perSessionTitle] = perSessionRows(res.PerSession)
+		order = append(order, perSessionTitle)
+	}
 	if res.Server != nil || res.ServerNote != "" {
 		const title = "Server view"
 		titled[title] = serverRows(res.Server, res.ServerNote, res.Summary)
@@ -284,6 +290,9 @@ func (res *Result) extra() *pyjson.Object {
 	}
 	if res.PerTurn != nil {
 		o.Set("per_turn", perTurnKey(res.PerTurn))
+	}
+	if res.PerSession != nil {
+		o.Set("per_session", perSessionKey(res.PerSession))
 	}
 	if res.Server != nil || res.ServerNote != "" {
 		serverKeys(o, res.Server, res.ServerNote, res.Summary)

@@ -67,7 +67,7 @@ var otherRules = []unused{
 		return unless(c.MaxConcurrency == nil || *c.MaxConcurrency != 0, "0 sets no limit on requests in flight, as in the reference")
 	}},
 	{flag: "--think-time", why: func(c *bench.Config, _ func(string) string) string {
-		return unless(!thinks(c) || multiTurn(c), "has no effect: --dataset-name "+c.DatasetName+" has no multi-turn conversations (agentic-trace has, and generated-shared-prefix with --gsp-num-turns > 1)")
+		return unless(!thinks(c) || multiTurn(c), "has no effect: --dataset-name "+c.DatasetName+" has no multi-turn conversations (agentic-trace has, generated-shared-prefix with --gsp-num-turns > 1, and random and random-ids with --session-turns)")
 	}},
 	{flag: "--max-sessions", why: func(c *bench.Config, _ func(string) string) string {
 		return unless(c.MaxSessions == nil || multiTurn(c), "has no effect: --dataset-name "+c.DatasetName+" has no multi-turn conversations")
@@ -157,7 +157,8 @@ func thinks(c *bench.Config) bool {
 
 // multiTurn: the dataset's rows are conversations of several turns.
 func multiTurn(c *bench.Config) bool {
-	return c.DatasetName == "agentic-trace" || c.DatasetName == "generated-shared-prefix" && c.GSPNumTurns > 1
+	return c.DatasetName == "agentic-trace" || c.DatasetName == "generated-shared-prefix" && c.GSPNumTurns > 1 ||
+		c.SessionTurns != nil && datasetSpec(c).Uses("--session-turns")
 }
 
 func thinkTimeOnly(c *bench.Config, _ func(string) string) string {
@@ -268,10 +269,22 @@ func datasetRules() []unused {
 	var out []unused
 	for _, f := range flags {
 		if f.group == gDataset && f.opt.Name != "--dataset-name" {
-			out = append(out, unused{flag: f.opt.Name, why: datasetNote(f.opt.Name)})
+			why := datasetNote(f.opt.Name)
+			if f.opt.Name == "--per-turn-input-len" {
+				why = perTurnInputLen
+			}
+			out = append(out, unused{flag: f.opt.Name, why: why})
 		}
 	}
 	return out
+}
+
+// perTurnInputLen: the table's note, else none without --session-turns.
+func perTurnInputLen(c *bench.Config, getenv func(string) string) string {
+	if n := datasetNote("--per-turn-input-len")(c, getenv); n != "" {
+		return n
+	}
+	return unless(c.SessionTurns != nil, "has no effect without --session-turns")
 }
 
 // datasetNote: the dataset table says whether c's dataset uses the flag.

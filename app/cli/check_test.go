@@ -55,6 +55,12 @@ func TestUnusedFlags(t *testing.T) {
 		{args: []string{"--dataset-name", "random", "--use-trace-timestamps"},
 			note: "--use-trace-timestamps: --dataset-name random ignores it (it has no timestamps)"},
 		{args: []string{"--dataset-name", "agentic-trace", "--dataset-offset", "3", "--agentic-max-turns", "2"}},
+		{args: []string{"--dataset-name", "random-ids", "--session-turns", "2-4", "--per-turn-input-len", "8", "--think-time", "exp:10", "--max-sessions", "2"}},
+		{args: []string{"--dataset-name", "random-ids", "--per-turn-input-len", "8"},
+			note: "--per-turn-input-len: has no effect without --session-turns"},
+		{args: []string{"--dataset-name", "sharegpt", "--session-turns", "3", "--per-turn-input-len", "8"},
+			note: "--session-turns: --dataset-name sharegpt ignores it (only random and random-ids make synthetic sessions)\n" +
+				"--per-turn-input-len: --dataset-name sharegpt ignores it (only random and random-ids make synthetic sessions)"},
 		{args: []string{"--dataset-name", "sharegpt", "--speed-bench-output-len", "64"},
 			note: "--speed-bench-output-len: --dataset-name sharegpt ignores it (output lengths are the completions', or --sharegpt-output-len)"},
 		{args: []string{"--dataset-name", "generated-shared-prefix", "--gsp-num-groups", "4", "--num-prompts", "100"},

@@ -362,6 +362,12 @@ var flags = withDatasets([]flag{
 	{gTraffic, argparse.Option{Name: "--max-sessions", Type: integ, Metavar: "N",
 		Help: "Conversations under way at once (multi-turn datasets; a conversation holds its place while it thinks). With it, --max-concurrency caps the requests in flight: a conversation takes a slot for each turn and gives it back while it thinks. Without it, a conversation holds a --max-concurrency slot from its first turn to its last."},
 		ptr(func(c *cfg) **int { return &c.MaxSessions })},
+	{gDataset, argparse.Option{Name: "--session-turns", Type: str, Metavar: "N|A-B",
+		Help: "random, random-ids: make each row a conversation of N turns, or of A to B (drawn per session from --seed); turn 0 is the row's prompt, each later turn adds --per-turn-input-len tokens, and the replies join the history. Needs a chat backend."},
+		ptr(func(c *cfg) **string { return &c.SessionTurns })},
+	{gDataset, argparse.Option{Name: "--per-turn-input-len", Type: integ, Metavar: "L",
+		Help: "With --session-turns: the new input tokens of each turn after the first (drawn with --random-range-ratio). Default: --random-input-len."},
+		ptr(func(c *cfg) **int { return &c.PerTurnInputLen })},
 })
 
 // datasetFlag places a flag a dataset declares (package dataset, in the
