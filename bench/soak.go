@@ -32,7 +32,7 @@ func checkSoak(cfg *Config, ld traffic) error {
 	case cfg.OutputDetails:
 		return usage("--output-details: %s keeps no per-request figures in memory; --record-file writes every request's", why)
 	case cfg.SteadyStateRatio != nil:
-		return usage("--steady-state-concurrency-ratio: %s keeps no records in memory; write them with --record-file and run benchserve report --records FILE", why)
+		return usage("--steady-state-concurrency-ratio: %s keeps no records in memory; write them with --record-file and run benchserve report RESULT.jsonl --records RECORDS.jsonl --steady-state-concurrency-ratio R", why)
 	}
 	return nil
 }

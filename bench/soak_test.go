@@ -56,7 +56,7 @@ func TestCheckSoak(t *testing.T) {
 	}{
 		{Config{Soak: true, OutputDetails: true}, "--output-details: --soak keeps no per-request figures in memory; --record-file writes every request's"},
 		{Config{Duration: &long, OutputDetails: true}, "--output-details: --duration over 30 minutes, a soak keeps no per-request figures in memory; --record-file writes every request's"},
-		{Config{Soak: true, SteadyStateRatio: &ratio}, "--steady-state-concurrency-ratio: --soak keeps no records in memory; write them with --record-file and run benchserve report --records FILE"},
+		{Config{Soak: true, SteadyStateRatio: &ratio}, "--steady-state-concurrency-ratio: --soak keeps no records in memory; write them with --record-file and run benchserve report RESULT.jsonl --records RECORDS.jsonl --steady-state-concurrency-ratio R"},
 		{Config{Duration: &short, OutputDetails: true}, ""},
 		{Config{Soak: true}, ""},
 	} {

@@ -159,7 +159,7 @@ func (res *Result) Print(w io.Writer, plot bool) error {
 		return err
 	}
 	if e := res.Run.Sketch; e > 0 {
-		if _, err := fmt.Fprintf(w, "Soak: the percentiles above and below (median, P90-P99, --metric-percentiles, schedule lag) are from sketches, each within %g%% of the value at its rank; counts, totals, throughputs, means, std and maxima are exact. Per-token ITL, reasoning and steady-state figures need every record: benchserve report --records on the --record-file.\n", e*100); err != nil {
+		if _, err := fmt.Fprintf(w, "Soak: the percentiles above and below (median, P90-P99, --metric-percentiles, schedule lag) are from sketches, each within %g%% of the value at its rank; counts, totals, throughputs, means, std and maxima are exact. The per-token ITL, reasoning and steady-state figures need every record and are left out; for the steady state: benchserve report RESULT.jsonl --records RECORDS.jsonl --steady-state-concurrency-ratio R.\n", e*100); err != nil {
 			return err
 		}
 	}
