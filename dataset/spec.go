@@ -55,6 +55,9 @@ type Spec struct {
 	// Timed: its rows carry their send times (a trace's), so the rate,
 	// ramp and gap flags do not apply.
 	Timed bool
+	// Delays: its conversations carry the delays a trace recorded before
+	// their turns (--think-time trace, its default).
+	Delays bool
 	// ZeroPrompts: --num-prompts 0 still sends requests (it reads every
 	// row, or ignores the count).
 	ZeroPrompts bool
@@ -134,6 +137,17 @@ var specs = []Spec{
 		Reads:   []string{"--dataset-path", "--num-prompts", "--apply-chat-template"},
 		Prompts: "the SPEED-Bench file", Outputs: "output lengths are --speed-bench-output-len",
 		OpensPath: true},
+	// Ours: session traces in AIPerf's and SGLang TraceLab's formats.
+	{Name: "mooncake-sessions", Load: loadMooncakeSessions, Preflight: preflightSessions,
+		Reads:   []string{"--dataset-path", "--num-prompts", "--mooncake-slowdown-factor"},
+		Prompts: "the trace's lines", Outputs: "output lengths come from the trace",
+		NoTemplate:   "its sessions go to a chat API, whose server applies the template",
+		NoEmbeddings: true, Delays: true, ZeroPrompts: true, OpensPath: true},
+	{Name: "tracelab", Load: loadTraceLab, Preflight: preflightSessions,
+		Reads:   []string{"--dataset-path", "--num-prompts", "--mooncake-slowdown-factor"},
+		Prompts: "the trace's token counts", Outputs: "output lengths come from the trace",
+		NoTemplate:   "its sessions go to a chat API, whose server applies the template",
+		NoEmbeddings: true, Timed: true, Delays: true, ZeroPrompts: true, OpensPath: true},
 }
 
 // DefaultName is the --dataset-name when none is given, the reference's.
@@ -288,6 +302,9 @@ func Note(flag string, p Params) string {
 			return n(p)
 		}
 	default:
+		if slices.Contains(s.Reads, flag) {
+			return "" // another dataset's own flag it reads too
+		}
 		if ignored = ownerIgnored(flag); ignored == nil {
 			return ""
 		}
