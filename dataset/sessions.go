@@ -119,18 +119,28 @@ func (b *blockText) draw(ns, id uint64, n int) string {
 
 // blocks is n tokens' text over the block ids (size tokens each, the last
 // cut short), then fresh text of key for what the blocks do not cover.
+// Blocks are joined by a space where neither side has one, so that a
+// tokenizer whose decoding drops the first token's space (SentencePiece)
+// does not merge words across blocks.
 func (b *blockText) blocks(ns uint64, ids []uint64, n int, key uint64) string {
-	var sb strings.Builder
+	out := ""
 	for _, id := range ids {
 		if n <= 0 {
 			break
 		}
 		m := min(n, b.size)
-		sb.WriteString(b.draw(ns, id, m))
+		out = joinText(out, b.draw(ns, id, m))
 		n -= m
 	}
-	sb.WriteString(b.draw(nsFresh, key, n))
-	return sb.String()
+	return joinText(out, b.draw(nsFresh, key, n))
+}
+
+// joinText is a then b, with a space between where neither has one.
+func joinText(a, b string) string {
+	if a == "" || b == "" || strings.ContainsAny(a[len(a)-1:], " \t\n") || strings.ContainsAny(b[:1], " \t\n") {
+		return a + b
+	}
+	return a + " " + b
 }
 
 // keyOf is a stable key for a string (a session and turn's own text).

@@ -76,7 +76,7 @@ func loadTraceLab(ctx context.Context, p Params, env Env) ([]Row, error) {
 				for j := range ids {
 					ids[j] = uint64(j)
 				}
-				own = text.blocks(nsPrefix, ids, r.prefix, 0) + own
+				own = joinText(text.blocks(nsPrefix, ids, r.prefix, 0), own)
 			} else {
 				t.inputLen = r.adds
 				t.info.DelayMs, t.info.HasDelay = rs[k-1].toolWait, true
