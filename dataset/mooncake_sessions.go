@@ -29,61 +29,27 @@ func loadMooncakeSessions(ctx context.Context, p Params, env Env) ([]Row, error)
 		return nil, err
 	}
 	label := "--dataset-path " + p.Path
-	f, err := openTrace(p.Path, label, "a JSONL trace")
+	read, ignored, err := readMooncakeSessions(ctx, p, label)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	text := newBlockText(env.Tok, p.Seed, mooncakeBlockSize)
-	var sessions []session
-	index := map[string]int{}
-	ignored := map[string]int{}
-	err = traceLines(ctx, f, label, func(n int, line string) error {
-		if strings.TrimSpace(line) == "" {
-			return nil
-		}
-		t, key, ts, err := mooncakeTurn(text, n, line, ignored)
-		if err != nil {
-			return fmt.Errorf("%s: line %d: %v", label, n, err)
-		}
-		snap := t.inputLen < 0
-		t.inputLen = max(t.inputLen, 0)
-		i, ok := index[key]
-		if key == "" || !ok {
-			if p.NumPrompts > 0 && len(sessions) >= p.NumPrompts {
-				return nil // past the sessions asked for
+	sessions := make([]session, len(read))
+	for i, rs := range read {
+		s := rs.session
+		for _, l := range rs.lines {
+			t := sessionTurn{inputLen: l.inputLen, info: l.info}
+			switch {
+			case l.msgs != nil:
+				t.msgs = l.msgs
+			case l.hasText:
+				t.msgs, t.inputLen = userMessage(l.text), env.Tok.Count(l.text)
+			default:
+				t.msgs = userMessage(text.blocks(nsHash, l.hashIDs, l.inputLen, keyOf("line", strconv.Itoa(l.line))))
 			}
-			i = len(sessions)
-			if key != "" {
-				index[key] = i
-			}
-			s := session{key: key, line: n, snapshots: snap}
-			if ts != nil {
-				s.at, s.timed = *ts, true
-			}
-			sessions = append(sessions, s)
-		} else if sessions[i].snapshots != snap {
-			return fmt.Errorf("%s: line %d: session %s: its lines mix messages (a whole request) with input_length or text_input (a turn's new input); give one or the other (its first line is %d)",
-				label, n, strconv.Quote(key), sessions[i].line)
+			s.turns = append(s.turns, t)
 		}
-		sessions[i].turns = append(sessions[i].turns, t)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(sessions) == 0 {
-		return nil, fmt.Errorf("%s: no sessions found", label)
-	}
-	for _, s := range sessions[1:] {
-		if s.timed != sessions[0].timed {
-			timed, untimed := sessions[0], s
-			if s.timed {
-				timed, untimed = s, sessions[0]
-			}
-			return nil, fmt.Errorf("%s: line %d: field timestamp: missing, but the session at line %d has one; give every session's first line a timestamp, or none",
-				label, untimed.line, timed.line)
-		}
+		sessions[i] = s
 	}
 	if len(ignored) > 0 {
 		var names []string
@@ -97,40 +63,126 @@ func loadMooncakeSessions(ctx context.Context, p Params, env Env) ([]Row, error)
 	return sessionRows(env, sessions, label), nil
 }
 
-// mooncakeTurn reads one line: its turn (inputLen -1 for messages), its
-// session key ("" for none) and its timestamp.
-func mooncakeTurn(text *blockText, line int, data string, ignored map[string]int) (t sessionTurn, key string, ts *float64, err error) {
+// mooncakeLine is one line of the trace, checked.
+type mooncakeLine struct {
+	line     int
+	key      string // session_id ("": none)
+	ts       *float64
+	info     TurnInfo
+	inputLen int
+	hashIDs  []uint64
+	text     string
+	hasText  bool
+	msgs     []byte // messages, compacted
+}
+
+// mooncakeRead is a session as read: its lines, not yet made into text.
+type mooncakeRead struct {
+	session
+	lines []mooncakeLine
+}
+
+// readMooncakeSessions reads and checks every line (no tokenizer needed,
+// so the file is checked before the run waits for a server), grouping them
+// into the first --num-prompts sessions; ignored counts the fields that
+// are not sent.
+func readMooncakeSessions(ctx context.Context, p Params, label string) (sessions []mooncakeRead, ignored map[string]int, err error) {
+	f, err := openTrace(p.Path, label, "a JSONL trace")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	index := map[string]int{}
+	ignored = map[string]int{}
+	err = traceLines(ctx, f, label, func(n int, line string) error {
+		if strings.TrimSpace(line) == "" {
+			return nil
+		}
+		l, err := mooncakeParse(line, ignored)
+		if err != nil {
+			return fmt.Errorf("%s: line %d: %v", label, n, err)
+		}
+		l.line = n
+		snap := l.msgs != nil
+		i, ok := index[l.key]
+		if l.key == "" || !ok {
+			if p.NumPrompts > 0 && len(sessions) >= p.NumPrompts {
+				return nil // past the sessions asked for
+			}
+			i = len(sessions)
+			if l.key != "" {
+				index[l.key] = i
+			}
+			s := mooncakeRead{session: session{key: l.key, line: n, snapshots: snap}}
+			if l.ts != nil {
+				s.at, s.timed = *l.ts, true
+			}
+			sessions = append(sessions, s)
+		} else if sessions[i].snapshots != snap {
+			return fmt.Errorf("%s: line %d: session %s: its lines mix messages (a whole request) with input_length or text_input (a turn's new input); give one or the other (its first line is %d)",
+				label, n, strconv.Quote(l.key), sessions[i].line)
+		}
+		sessions[i].lines = append(sessions[i].lines, l)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(sessions) == 0 {
+		return nil, nil, fmt.Errorf("%s: no sessions found", label)
+	}
+	for _, s := range sessions[1:] {
+		if s.timed != sessions[0].timed {
+			timed, untimed := s, sessions[0]
+			if !s.timed {
+				timed, untimed = sessions[0], s
+			}
+			return nil, nil, fmt.Errorf("%s: line %d: field timestamp: missing, but the session at line %d has one; give every session's first line a timestamp, or none",
+				label, untimed.line, timed.line)
+		}
+	}
+	return sessions, ignored, nil
+}
+
+// checkMooncakeSessions checks the file before the run waits for a server.
+func checkMooncakeSessions(ctx context.Context, p Params) error {
+	_, _, err := readMooncakeSessions(ctx, p, "--dataset-path "+p.Path)
+	return err
+}
+
+// mooncakeParse reads one line's fields.
+func mooncakeParse(data string, ignored map[string]int) (l mooncakeLine, err error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(data), &m); err != nil {
-		return t, "", nil, fmt.Errorf("invalid JSON object: %v", err)
+		return l, fmt.Errorf("invalid JSON object: %v", err)
 	}
 	if raw, ok := m["session_id"]; ok && string(raw) != "null" {
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
 			var n json.Number
 			if json.Unmarshal(raw, &n) != nil {
-				return t, "", nil, fmt.Errorf("field session_id: want a string, got %s", clip(raw))
+				return l, fmt.Errorf("field session_id: want a string, got %s", clip(raw))
 			}
 			s = n.String()
 		}
 		if s == "" {
-			return t, "", nil, errors.New("field session_id: must not be empty")
+			return l, errors.New("field session_id: must not be empty")
 		}
-		key = s
+		l.key = s
 	}
 	if v, ok, err := msField(m, "timestamp"); err != nil {
-		return t, "", nil, err
+		return l, err
 	} else if ok {
-		ts = &v
+		l.ts = &v
 	}
-	if t.info.DelayMs, t.info.HasDelay, err = msField(m, "delay"); err != nil {
-		return t, "", nil, err
+	if l.info.DelayMs, l.info.HasDelay, err = msField(m, "delay"); err != nil {
+		return l, err
 	}
-	t.info.OutputLen = mooncakeDefaultOutput
+	l.info.OutputLen = mooncakeDefaultOutput
 	if v, ok, err := wholeField(m, "output_length", 1); err != nil {
-		return t, "", nil, err
+		return l, err
 	} else if ok {
-		t.info.OutputLen = v
+		l.info.OutputLen = v
 	}
 	var given []string
 	for _, k := range []string{"input_length", "text_input", "messages"} {
@@ -139,10 +191,10 @@ func mooncakeTurn(text *blockText, line int, data string, ignored map[string]int
 		}
 	}
 	if len(given) != 1 {
-		return t, "", nil, fmt.Errorf("give exactly one of input_length, text_input and messages (got %s)", orNone(given))
+		return l, fmt.Errorf("give exactly one of input_length, text_input and messages (got %s)", orNone(given))
 	}
 	if raw, ok := m["hash_ids"]; ok && string(raw) != "null" && given[0] != "input_length" {
-		return t, "", nil, errors.New("field hash_ids: only goes with input_length")
+		return l, errors.New("field hash_ids: only goes with input_length")
 	}
 	for _, k := range []string{"tools", "headers", "extra"} {
 		if _, ok := m[k]; ok {
@@ -151,44 +203,38 @@ func mooncakeTurn(text *blockText, line int, data string, ignored map[string]int
 	}
 	switch given[0] {
 	case "input_length":
-		n, _, err := wholeField(m, "input_length", 1)
-		if err != nil {
-			return t, "", nil, err
+		if l.inputLen, _, err = wholeField(m, "input_length", 1); err != nil {
+			return l, err
 		}
-		var ids []uint64
 		if raw, ok := m["hash_ids"]; ok && string(raw) != "null" {
-			if json.Unmarshal(raw, &ids) != nil {
-				return t, "", nil, fmt.Errorf("field hash_ids: want a list of integers >= 0, got %s", clip(raw))
+			if json.Unmarshal(raw, &l.hashIDs) != nil {
+				return l, fmt.Errorf("field hash_ids: want a list of integers >= 0, got %s", clip(raw))
 			}
 		}
-		t.inputLen = n
-		t.msgs = userMessage(text.blocks(nsHash, ids, n, keyOf("line", strconv.Itoa(line))))
 	case "text_input":
-		var s string
-		if json.Unmarshal(m["text_input"], &s) != nil {
-			return t, "", nil, fmt.Errorf("field text_input: want a string, got %s", clip(m["text_input"]))
+		if json.Unmarshal(m["text_input"], &l.text) != nil {
+			return l, fmt.Errorf("field text_input: want a string, got %s", clip(m["text_input"]))
 		}
-		t.inputLen = text.tok.Count(s)
-		t.msgs = userMessage(s)
+		l.hasText = true
 	case "messages":
 		raw := m["messages"]
 		var msgs []map[string]json.RawMessage
 		if json.Unmarshal(raw, &msgs) != nil || len(msgs) == 0 {
-			return t, "", nil, fmt.Errorf("field messages: want a non-empty list of message objects, got %s", clip(raw))
+			return l, fmt.Errorf("field messages: want a non-empty list of message objects, got %s", clip(raw))
 		}
 		for j, msg := range msgs {
 			var role string
 			if json.Unmarshal(msg["role"], &role) != nil || role == "" {
-				return t, "", nil, fmt.Errorf("field messages: message %d: field role: want a string", j)
+				return l, fmt.Errorf("field messages: message %d: field role: want a string", j)
 			}
 		}
 		var b bytes.Buffer
 		if err := json.Compact(&b, raw); err != nil {
-			return t, "", nil, fmt.Errorf("field messages: %v", err)
+			return l, fmt.Errorf("field messages: %v", err)
 		}
-		t.msgs, t.inputLen = b.Bytes(), -1
+		l.msgs = b.Bytes()
 	}
-	return t, key, ts, nil
+	return l, nil
 }
 
 // msField reads an optional number of milliseconds: finite, >= 0.

@@ -41,32 +41,14 @@ func loadTraceLab(ctx context.Context, p Params, env Env) ([]Row, error) {
 		return nil, err
 	}
 	label := "--dataset-path " + p.Path
-	rounds, err := readTraceLab(ctx, p.Path, label)
+	read, err := traceLabSessions(ctx, p.Path, label)
 	if err != nil {
 		return nil, err
 	}
-	if len(rounds) == 0 {
-		return nil, fmt.Errorf("%s: no rounds found", label)
-	}
 	text := newBlockText(env.Tok, p.Seed, tracelabBlockSize)
-	groups := map[string][]traceRound{}
-	var order []string
-	for _, r := range rounds {
-		if _, ok := groups[r.session]; !ok {
-			order = append(order, r.session)
-		}
-		groups[r.session] = append(groups[r.session], r)
-	}
 	var sessions []session
-	for _, id := range order {
-		rs := groups[id]
-		slices.SortStableFunc(rs, func(a, b traceRound) int { return a.index - b.index })
-		for k := 1; k < len(rs); k++ {
-			if rs[k].index == rs[k-1].index {
-				a, b := min(rs[k-1].line, rs[k].line), max(rs[k-1].line, rs[k].line)
-				return nil, fmt.Errorf("%s: line %d: field round_index: session %s has round %d already (line %d)", label, b, strconv.Quote(id), rs[k].index, a)
-			}
-		}
+	for _, rs := range read {
+		id := rs[0].session
 		s := session{key: id, line: rs[0].line, at: rs[0].arrival, timed: true}
 		for k, r := range rs {
 			t := sessionTurn{inputLen: r.total, info: TurnInfo{OutputLen: max(r.output, 1)}}
@@ -99,6 +81,46 @@ func loadTraceLab(ctx context.Context, p Params, env Env) ([]Row, error) {
 		sessions = sessions[:p.NumPrompts]
 	}
 	return sessionRows(env, sessions, label), nil
+}
+
+// traceLabSessions reads and checks every round (no tokenizer needed, so
+// the file is checked before the run waits for a server) and groups them
+// into sessions in order of appearance, each sorted by round_index.
+func traceLabSessions(ctx context.Context, path, label string) ([][]traceRound, error) {
+	rounds, err := readTraceLab(ctx, path, label)
+	if err != nil {
+		return nil, err
+	}
+	if len(rounds) == 0 {
+		return nil, fmt.Errorf("%s: no rounds found", label)
+	}
+	groups := map[string][]traceRound{}
+	var order []string
+	for _, r := range rounds {
+		if _, ok := groups[r.session]; !ok {
+			order = append(order, r.session)
+		}
+		groups[r.session] = append(groups[r.session], r)
+	}
+	out := make([][]traceRound, len(order))
+	for i, id := range order {
+		rs := groups[id]
+		slices.SortStableFunc(rs, func(a, b traceRound) int { return a.index - b.index })
+		for k := 1; k < len(rs); k++ {
+			if rs[k].index == rs[k-1].index {
+				a, b := min(rs[k-1].line, rs[k].line), max(rs[k-1].line, rs[k].line)
+				return nil, fmt.Errorf("%s: line %d: field round_index: session %s has round %d already (line %d)", label, b, strconv.Quote(id), rs[k].index, a)
+			}
+		}
+		out[i] = rs
+	}
+	return out, nil
+}
+
+// checkTraceLab checks the file before the run waits for a server.
+func checkTraceLab(ctx context.Context, p Params) error {
+	_, err := traceLabSessions(ctx, p.Path, "--dataset-path "+p.Path)
+	return err
 }
 
 // readTraceLab reads every round of the file: CSV when its name ends in

@@ -67,7 +67,8 @@ var otherRules = []unused{
 		return unless(c.MaxConcurrency == nil || *c.MaxConcurrency != 0, "0 sets no limit on requests in flight, as in the reference")
 	}},
 	{flag: "--think-time", why: func(c *bench.Config, _ func(string) string) string {
-		return unless(!thinks(c) || multiTurn(c), "has no effect: --dataset-name "+c.DatasetName+" has no multi-turn conversations (agentic-trace, mooncake-sessions and tracelab have, and generated-shared-prefix with --gsp-num-turns > 1)")
+		// trace on a dataset without delays is refused when the load is read.
+		return unless(!thinks(c) || multiTurn(c) || strings.TrimSpace(c.ThinkTime) == "trace", "has no effect: --dataset-name "+c.DatasetName+" has no multi-turn conversations (agentic-trace, mooncake-sessions and tracelab have, and generated-shared-prefix with --gsp-num-turns > 1)")
 	}},
 	{flag: "--max-sessions", why: func(c *bench.Config, _ func(string) string) string {
 		return unless(c.MaxSessions == nil || multiTurn(c), "has no effect: --dataset-name "+c.DatasetName+" has no multi-turn conversations")
