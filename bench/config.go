@@ -67,8 +67,9 @@ type Config struct {
 	RequestCancellationRate  *float64
 	RequestCancellationDelay *float64
 	// Think time before each turn after the first of a conversation
-	// (ours): "0", fixed:MS, exp:MS or normal:MS,SD, times the scale,
-	// capped at the cap (seconds; nil: none).
+	// (ours): "0", fixed:MS, exp:MS, normal:MS,SD or trace (the session
+	// trace's recorded delays; "" or auto: those for a session trace, else
+	// 0), times the scale, capped at the cap (seconds; nil: none).
 	ThinkTime      string
 	ThinkTimeScale float64
 	ThinkTimeCap   *float64

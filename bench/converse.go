@@ -35,14 +35,18 @@ func (r *runner) converse(stop, ctx context.Context, session int, row *dataset.R
 			skipRest(recs, k)
 			return
 		}
-		history = append(history, msgs...)
+		if row.Snapshots {
+			history = msgs // the trace's whole request
+		} else {
+			history = append(history, msgs...)
+		}
 		round := *row
 		round.Messages = joinMessages(history)
-		in := r.input(&round, outputLen, lora)
+		in := r.input(&round, turnOutput(row, k, outputLen, session < 0), lora)
 		if k > 0 {
 			var delay time.Duration
 			if session >= 0 {
-				delay = r.traffic.think.delay(session, k)
+				delay = r.traffic.think.before(session, k, row)
 			}
 			due, at := dueAt(epoch, recs[k-1].End, delay)
 			rec.Intended, rec.PlannedDelay = due, delay.Seconds()
@@ -75,9 +79,24 @@ func (r *runner) converse(stop, ctx context.Context, session int, row *dataset.R
 			skipRest(recs, k) // the conversation cannot go on without the reply
 			return
 		}
+		if row.Snapshots {
+			continue
+		}
 		reply, _ := json.Marshal(map[string]string{"role": "assistant", "content": rec.Text})
 		history = append(history, reply)
 	}
+}
+
+// turnOutput is turn k's output length: the trace's for the turn when it
+// gave one (at most outputLen in a warmup), else outputLen.
+func turnOutput(row *dataset.Row, k, outputLen int, warmup bool) int {
+	if k >= len(row.TurnInfo) || row.TurnInfo[k].OutputLen <= 0 {
+		return outputLen
+	}
+	if warmup {
+		return min(row.TurnInfo[k].OutputLen, outputLen)
+	}
+	return row.TurnInfo[k].OutputLen
 }
 
 // skipRest marks the rounds after round k, which failed, as not sent

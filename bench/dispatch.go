@@ -47,6 +47,7 @@ func (r *runner) newRecords(a *arena, i, seq int, at time.Duration) []record.Rec
 		rec.URL = r.urlOf(i)
 		if row.Turns != nil {
 			rec.Round, rec.Session, rec.Turn, rec.SessionTurns = true, i, k, len(row.Turns)
+			rec.OutputLen = turnOutput(row, k, row.OutputLen, false)
 		}
 	}
 	return recs

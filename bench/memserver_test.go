@@ -32,15 +32,22 @@ type memServer struct {
 	hold time.Duration
 	mu   sync.Mutex
 	at   []time.Time
+	// keep: bodies holds each request's body, in order.
+	keep   bool
+	bodies [][]byte
 }
 
 func (m *memServer) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
 	if req.Body != nil {
-		io.Copy(io.Discard, req.Body)
+		body, _ = io.ReadAll(req.Body)
 		req.Body.Close()
 	}
 	m.mu.Lock()
 	m.at = append(m.at, time.Now())
+	if m.keep {
+		m.bodies = append(m.bodies, body)
+	}
 	m.mu.Unlock()
 	pr, pw := io.Pipe()
 	ctx := req.Context()

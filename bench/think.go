@@ -6,14 +6,16 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"benchserve/dataset"
 )
 
 // thinkTime is --think-time with --think-time-scale and --think-time-cap:
 // the delay before each turn after the first of a conversation, drawn
 // from --seed, the conversation's plan position and the turn alone, so
-// that shards and reruns wait the same.
+// that shards and reruns wait the same; or the trace's recorded delay.
 type thinkTime struct {
-	dist     string  // "": none (--think-time 0); fixed, exp or normal
+	dist     string  // "": none (--think-time 0); fixed, exp, normal or trace
 	mean, sd float64 // milliseconds
 	scale    float64
 	cap      time.Duration // 0: none
@@ -28,16 +30,24 @@ func parseThink(cfg *Config) (thinkTime, error) {
 	t := thinkTime{scale: 1, seed: uint64(cfg.Seed)}
 	spec := strings.TrimSpace(cfg.ThinkTime)
 	bad := func() (thinkTime, error) {
-		return t, usage("--think-time %q: expected 0, fixed:MS, exp:MS or normal:MS,SD (milliseconds >= 0)", cfg.ThinkTime)
+		return t, usage("--think-time %q: expected auto, trace, 0, fixed:MS, exp:MS or normal:MS,SD (milliseconds >= 0)", cfg.ThinkTime)
 	}
+	delays := datasetSpec(cfg.DatasetName).Delays
 	ms := func(s string) (float64, bool) {
 		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		return v, err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0
 	}
 	switch dist, arg, _ := strings.Cut(spec, ":"); dist {
-	case "", "0":
+	case "", "auto", "0", "trace":
 		if arg != "" {
 			return bad()
+		}
+		// auto (the default): a session trace's recorded delays, else none.
+		if dist == "trace" && !delays {
+			return t, usage("--think-time trace: --dataset-name %s has no recorded delays (%s have)", cfg.DatasetName, strings.Join(traceDatasets(), " and "))
+		}
+		if dist == "trace" || dist != "0" && delays {
+			t.dist = "trace"
 		}
 	case "fixed", "exp":
 		v, ok := ms(arg)
@@ -67,10 +77,34 @@ func parseThink(cfg *Config) (thinkTime, error) {
 	return t, nil
 }
 
+// traceDatasets are the datasets whose conversations carry delays.
+func traceDatasets() []string {
+	var out []string
+	for _, n := range dataset.Names() {
+		if s, _ := dataset.Lookup(n); s.Delays {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// before is the think time before turn k of row, the conversation at
+// plan position i: under trace, the delay the trace recorded (0 where it
+// gave none), scaled and capped; else drawn (delay).
+func (t thinkTime) before(i, k int, row *dataset.Row) time.Duration {
+	if t.dist != "trace" {
+		return t.delay(i, k)
+	}
+	if k < 1 || k >= len(row.TurnInfo) || !row.TurnInfo[k].HasDelay {
+		return 0
+	}
+	return t.shape(row.TurnInfo[k].DelayMs)
+}
+
 // delay is the think time before turn k (k >= 1) of the conversation at
 // plan position i: drawn, clamped at 0, scaled, then capped.
 func (t thinkTime) delay(i, k int) time.Duration {
-	if !t.on() || k < 1 {
+	if !t.on() || k < 1 || t.dist == "trace" {
 		return 0
 	}
 	rng := rand.New(rand.NewPCG(t.seed, uint64(i)<<32|uint64(uint32(k))))
@@ -81,6 +115,11 @@ func (t thinkTime) delay(i, k int) time.Duration {
 	case "normal":
 		ms = max(0, t.mean+t.sd*rng.NormFloat64())
 	}
+	return t.shape(ms)
+}
+
+// shape scales and caps a delay of ms milliseconds.
+func (t thinkTime) shape(ms float64) time.Duration {
 	d := time.Duration(ms * t.scale * float64(time.Millisecond))
 	if t.cap > 0 {
 		d = min(d, t.cap)

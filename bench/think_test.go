@@ -13,30 +13,40 @@ import (
 func TestParseThink(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	for _, c := range []struct {
-		spec  string
-		scale float64
-		cap   *float64
-		want  string // the error, or "" and then dist
-		dist  string
+		spec    string
+		scale   float64
+		cap     *float64
+		want    string // the error, or "" and then dist
+		dist    string
+		dataset string
 	}{
-		{"0", 1, nil, "", ""},
-		{"", 1, nil, "", ""},
-		{"fixed:50", 1, nil, "", "fixed"},
-		{"exp:12.5", 2, f(3), "", "exp"},
-		{"normal:100,20", 0, nil, "", "normal"},
-		{"fixed:", 1, nil, `--think-time "fixed:": expected 0, fixed:MS, exp:MS or normal:MS,SD (milliseconds >= 0)`, ""},
-		{"fixed:-1", 1, nil, `--think-time "fixed:-1"`, ""},
-		{"exp:nan", 1, nil, `--think-time "exp:nan"`, ""},
-		{"normal:100", 1, nil, `--think-time "normal:100"`, ""},
-		{"normal:100,-5", 1, nil, `--think-time "normal:100,-5"`, ""},
-		{"gamma:5", 1, nil, `--think-time "gamma:5"`, ""},
-		{"50", 1, nil, `--think-time "50"`, ""},
-		{"0:5", 1, nil, `--think-time "0:5"`, ""},
-		{"fixed:50", -1, nil, "--think-time-scale: must be a number >= 0, got -1", ""},
-		{"fixed:50", math.Inf(1), nil, "--think-time-scale: must be a number >= 0, got +Inf", ""},
-		{"fixed:50", 1, f(0), "--think-time-cap: must be a number of seconds > 0, got 0", ""},
+		// A session trace waits its recorded delays unless told otherwise.
+		{"auto", 1, nil, "", "trace", "tracelab"},
+		{"", 1, nil, "", "trace", "mooncake-sessions"},
+		{"trace", 2, nil, "", "trace", "tracelab"},
+		{"0", 1, nil, "", "", "tracelab"},
+		{"fixed:5", 1, nil, "", "fixed", "mooncake-sessions"},
+		{"auto", 1, nil, "", "", "agentic-trace"},
+		{"trace", 1, nil, "--think-time trace: --dataset-name agentic-trace has no recorded delays (mooncake-sessions and tracelab have)", "", "agentic-trace"},
+		{"trace:5", 1, nil, `--think-time "trace:5"`, "", "tracelab"},
+		{"0", 1, nil, "", "", ""},
+		{"", 1, nil, "", "", ""},
+		{"fixed:50", 1, nil, "", "fixed", ""},
+		{"exp:12.5", 2, f(3), "", "exp", ""},
+		{"normal:100,20", 0, nil, "", "normal", ""},
+		{"fixed:", 1, nil, `--think-time "fixed:": expected auto, trace, 0, fixed:MS, exp:MS or normal:MS,SD (milliseconds >= 0)`, "", ""},
+		{"fixed:-1", 1, nil, `--think-time "fixed:-1"`, "", ""},
+		{"exp:nan", 1, nil, `--think-time "exp:nan"`, "", ""},
+		{"normal:100", 1, nil, `--think-time "normal:100"`, "", ""},
+		{"normal:100,-5", 1, nil, `--think-time "normal:100,-5"`, "", ""},
+		{"gamma:5", 1, nil, `--think-time "gamma:5"`, "", ""},
+		{"50", 1, nil, `--think-time "50"`, "", ""},
+		{"0:5", 1, nil, `--think-time "0:5"`, "", ""},
+		{"fixed:50", -1, nil, "--think-time-scale: must be a number >= 0, got -1", "", ""},
+		{"fixed:50", math.Inf(1), nil, "--think-time-scale: must be a number >= 0, got +Inf", "", ""},
+		{"fixed:50", 1, f(0), "--think-time-cap: must be a number of seconds > 0, got 0", "", ""},
 	} {
-		th, err := parseThink(&Config{ThinkTime: c.spec, ThinkTimeScale: c.scale, ThinkTimeCap: c.cap})
+		th, err := parseThink(&Config{ThinkTime: c.spec, ThinkTimeScale: c.scale, ThinkTimeCap: c.cap, DatasetName: c.dataset})
 		got := ""
 		if err != nil {
 			got = err.Error()

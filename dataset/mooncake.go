@@ -329,8 +329,9 @@ func preflightMooncake(p Params) error {
 
 var mooncakeFlags = []Flag{
 	{Opt: argparse.Option{Name: "--mooncake-slowdown-factor", Type: argparse.Float, Default: 1.0,
-		Help: "mooncake: stretch the trace's timing by this factor (--request-rate is ignored)."},
-		Bind: argparse.Val(func(p *Params) *float64 { return &p.MooncakeSlowdown }), Ignored: mooncakeOnly},
+		Help: "mooncake, mooncake-sessions, tracelab: stretch the trace's timing (sessions' arrivals) by this factor (--request-rate is ignored)."},
+		Bind:    argparse.Val(func(p *Params) *float64 { return &p.MooncakeSlowdown }),
+		Ignored: func(Spec) string { return "only mooncake, mooncake-sessions and tracelab replay a trace's times" }},
 	{Opt: argparse.Option{Name: "--mooncake-num-rounds", Type: argparse.Int, Default: 1,
 		Help: "mooncake: rounds per session; above 1 makes multi-turn sessions."},
 		Bind: argparse.Val(func(p *Params) *int { return &p.MooncakeNumRounds }), Ignored: mooncakeOnly},

@@ -20,6 +20,12 @@ type Row struct {
 	// round. Rounds run one after another in one concurrency slot, and each
 	// is a record of its own.
 	Turns [][]byte
+	// TurnInfo, when set, has one entry per turn with what a session trace
+	// recorded of it (mooncake-sessions, tracelab).
+	TurnInfo []TurnInfo
+	// Snapshots: each turn's messages are the whole request (a trace's
+	// recorded history); neither earlier turns nor the replies are sent.
+	Snapshots bool
 
 	// PromptLen is the dataset's count of prompt tokens (for random datasets,
 	// the target length), OutputLen the number of tokens to ask for (per
@@ -42,4 +48,14 @@ type Row struct {
 	// Extra is this row's own extra request body; its keys override the
 	// global --extra-request-body's.
 	Extra *pyjson.Object
+}
+
+// TurnInfo is what a trace recorded of one turn of a session.
+type TurnInfo struct {
+	// DelayMs is the wait before the turn, after the reply before it
+	// ended (HasDelay: the trace gave one); a first turn's is not used.
+	DelayMs  float64
+	HasDelay bool
+	// OutputLen is the turn's number of tokens to ask for (0: the row's).
+	OutputLen int
 }

@@ -24,6 +24,10 @@ type Spec struct {
 	// Preflight makes the loader's checks that need neither a tokenizer,
 	// a file nor the network, with its messages (nil: none).
 	Preflight func(p Params) error
+	// CheckFile reads --dataset-path and makes the checks that need no
+	// tokenizer, so that a bad line is named before the run waits for a
+	// server (nil: the file is only opened).
+	CheckFile func(ctx context.Context, p Params) error
 	// Flags are its own flags, declared in its file; the command line
 	// adds them (at the end unless it places them).
 	Flags []Flag
@@ -55,6 +59,9 @@ type Spec struct {
 	// Timed: its rows carry their send times (a trace's), so the rate,
 	// ramp and gap flags do not apply.
 	Timed bool
+	// Delays: its conversations carry the delays a trace recorded before
+	// their turns (--think-time trace, its default).
+	Delays bool
 	// ZeroPrompts: --num-prompts 0 still sends requests (it reads every
 	// row, or ignores the count).
 	ZeroPrompts bool
@@ -134,6 +141,17 @@ var specs = []Spec{
 		Reads:   []string{"--dataset-path", "--num-prompts", "--apply-chat-template"},
 		Prompts: "the SPEED-Bench file", Outputs: "output lengths are --speed-bench-output-len",
 		OpensPath: true},
+	// Ours: session traces in AIPerf's and SGLang TraceLab's formats.
+	{Name: "mooncake-sessions", Load: loadMooncakeSessions, Preflight: preflightSessions, CheckFile: checkMooncakeSessions,
+		Reads:   []string{"--dataset-path", "--num-prompts", "--mooncake-slowdown-factor"},
+		Prompts: "the trace's lines", Outputs: "output lengths come from the trace",
+		NoTemplate:   "its sessions go to a chat API, whose server applies the template",
+		NoEmbeddings: true, Delays: true, ZeroPrompts: true, OpensPath: true},
+	{Name: "tracelab", Load: loadTraceLab, Preflight: preflightSessions, CheckFile: checkTraceLab,
+		Reads:   []string{"--dataset-path", "--num-prompts", "--mooncake-slowdown-factor"},
+		Prompts: "the trace's token counts", Outputs: "output lengths come from the trace",
+		NoTemplate:   "its sessions go to a chat API, whose server applies the template",
+		NoEmbeddings: true, Timed: true, Delays: true, ZeroPrompts: true, OpensPath: true},
 }
 
 // DefaultName is the --dataset-name when none is given, the reference's.
@@ -225,16 +243,21 @@ func refuseIDs(s Spec, p Params) error {
 
 // CheckPath opens --dataset-path when p's dataset reads it, so that a
 // missing or unreadable file is named before the run waits for a server;
-// the message is the loader's.
+// the message is the loader's. A dataset with CheckFile reads it through.
 func CheckPath(p Params) error {
-	if s, ok := Lookup(p.Name); p.Path == "" || !ok || !s.OpensPath {
+	s, ok := Lookup(p.Name)
+	if p.Path == "" || !ok || !s.OpensPath {
 		return nil
 	}
 	f, err := openDatasetFile(p.Path, "--dataset-path "+p.Path, "a file")
 	if err != nil {
 		return err
 	}
-	return f.Close()
+	f.Close()
+	if s.CheckFile != nil {
+		return s.CheckFile(context.Background(), p)
+	}
+	return nil
 }
 
 // FileTag is the dataset's part of the default result file's name.
@@ -290,6 +313,9 @@ func Note(flag string, p Params) string {
 			return n(p)
 		}
 	default:
+		if slices.Contains(s.Reads, flag) {
+			return "" // another dataset's own flag it reads too
+		}
 		if ignored = ownerIgnored(flag); ignored == nil {
 			return ""
 		}

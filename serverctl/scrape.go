@@ -55,10 +55,10 @@ type Scraper struct {
 	// how often they were halved: only ticks that are multiples of
 	// 2^level stay.
 	keep, level int
-	failed  int
-	warned  map[string]bool
-	stop    context.CancelFunc
-	done    chan struct{}
+	failed      int
+	warned      map[string]bool
+	stop        context.CancelFunc
+	done        chan struct{}
 }
 
 // StartScraper reads u once (the "before" scrape) and, when it answers

@@ -67,7 +67,8 @@ var otherRules = []unused{
 		return unless(c.MaxConcurrency == nil || *c.MaxConcurrency != 0, "0 sets no limit on requests in flight, as in the reference")
 	}},
 	{flag: "--think-time", why: func(c *bench.Config, _ func(string) string) string {
-		return unless(!thinks(c) || multiTurn(c), "has no effect: --dataset-name "+c.DatasetName+" has no multi-turn conversations (agentic-trace has, generated-shared-prefix with --gsp-num-turns > 1, and random and random-ids with --session-turns)")
+		// trace on a dataset without delays is refused when the load is read.
+		return unless(!thinks(c) || multiTurn(c) || strings.TrimSpace(c.ThinkTime) == "trace", "has no effect: --dataset-name "+c.DatasetName+" has no multi-turn conversations (agentic-trace, mooncake-sessions and tracelab have, generated-shared-prefix with --gsp-num-turns > 1, and random and random-ids with --session-turns)")
 	}},
 	{flag: "--max-sessions", why: func(c *bench.Config, _ func(string) string) string {
 		return unless(c.MaxSessions == nil || multiTurn(c), "has no effect: --dataset-name "+c.DatasetName+" has no multi-turn conversations")
@@ -149,20 +150,27 @@ func checkGiven(c *bench.Config, given map[string]bool, getenv func(string) stri
 
 type reason = func(c *bench.Config, getenv func(string) string) string
 
-// thinks: --think-time is other than 0 (a bad spec is refused later).
+// thinks: --think-time is other than 0, or auto with a session trace's
+// delays (a bad spec is refused later).
 func thinks(c *bench.Config) bool {
-	t := strings.TrimSpace(c.ThinkTime)
-	return t != "" && t != "0"
+	switch t := strings.TrimSpace(c.ThinkTime); t {
+	case "0":
+		return false
+	case "", "auto":
+		return datasetSpec(c).Delays
+	}
+	return true
 }
 
 // multiTurn: the dataset's rows are conversations of several turns.
 func multiTurn(c *bench.Config) bool {
 	return c.DatasetName == "agentic-trace" || c.DatasetName == "generated-shared-prefix" && c.GSPNumTurns > 1 ||
-		c.SessionTurns != nil && datasetSpec(c).Uses("--session-turns")
+		c.SessionTurns != nil && datasetSpec(c).Uses("--session-turns") ||
+		datasetSpec(c).Delays
 }
 
 func thinkTimeOnly(c *bench.Config, _ func(string) string) string {
-	return unless(thinks(c), "only applies to a --think-time other than 0")
+	return unless(thinks(c), "only applies to a --think-time other than 0 (or a session trace's delays)")
 }
 
 func unless(ok bool, why string) string {

@@ -60,6 +60,16 @@ func docCommands(name, text string) ([]docCmd, error) {
 			continue
 		}
 		prose.WriteString("\x00")
+		if m := heredoc.FindStringSubmatch(l); m != nil {
+			// A file the commands read: its lines are not commands.
+			for i++; i < len(lines) && strings.TrimSpace(lines[i]) != m[2]; i++ {
+				starts[i] = prose.Len()
+			}
+			if i < len(lines) {
+				starts[i] = prose.Len()
+			}
+			continue
+		}
 		start := i
 		for strings.HasSuffix(l, "\\") && i+1 < len(lines) {
 			i++
@@ -86,6 +96,42 @@ func docCommands(name, text string) ([]docCmd, error) {
 }
 
 var inlineCode = regexp.MustCompile("`([^`\x00]+)`")
+
+// heredoc is a fenced line that writes a file the commands after it read:
+// cat > NAME <<'EOF' (the quotes optional).
+var heredoc = regexp.MustCompile(`^\s*cat > (\S+) <<'?(\w+)'?\s*$`)
+
+// docFiles are the files the docs' heredocs write, by name; a name
+// written twice with other contents is an error.
+func docFiles(name, text string, files map[string]string) error {
+	lines := strings.Split(text, "\n")
+	fenced := false
+	for i := 0; i < len(lines); i++ {
+		if strings.HasPrefix(strings.TrimSpace(lines[i]), "```") {
+			fenced = !fenced
+			continue
+		}
+		m := heredoc.FindStringSubmatch(lines[i])
+		if !fenced || m == nil {
+			continue
+		}
+		var body []string
+		j := i + 1
+		for ; j < len(lines) && strings.TrimSpace(lines[j]) != m[2]; j++ {
+			body = append(body, lines[j])
+		}
+		if j == len(lines) {
+			return fmt.Errorf("%s:%d: no %s ends the file %s", name, i+1, m[2], m[1])
+		}
+		data := strings.Join(body, "\n") + "\n"
+		if old, ok := files[m[1]]; ok && old != data {
+			return fmt.Errorf("%s:%d: %s is written twice with other contents", name, i+1, m[1])
+		}
+		files[m[1]] = data
+		i = j
+	}
+	return nil
+}
 
 func lineNo(where string) int {
 	n, _ := strconv.Atoi(where[strings.LastIndexByte(where, ':')+1:])
@@ -182,6 +228,11 @@ func TestDocCommandsExtraction(t *testing.T) {
 		"./benchserve sweep --sim --slo 'p99_ttft_ms<500' \\\n" +
 		"    --slo \"failed_rate<0.01\" --tag a\\ b  # why\n" +
 		"```\n" +
+		"```sh\n" +
+		"cat > s.jsonl <<'EOF'\n" +
+		"{\"a\": \"it's ./benchserve --sim\"}\n" +
+		"EOF\n" +
+		"```\n" +
 		"After the block, `./benchserve --sim --num-prompts 5`, and one that\n" +
 		"wraps: `benchserve --sim\n--num-prompts 6`; `not\n\ncode`.\n"
 	got, err := docCommands("x.md", md)
@@ -193,11 +244,15 @@ func TestDocCommandsExtraction(t *testing.T) {
 		{"x.md:1", []string{"sim", "--port", "1"}},
 		{"x.md:3", []string{"--sim"}},
 		{"x.md:6", []string{"sweep", "--sim", "--slo", "p99_ttft_ms<500", "--slo", "failed_rate<0.01", "--tag", "a b"}},
-		{"x.md:9", []string{"--sim", "--num-prompts", "5"}},
-		{"x.md:10", []string{"--sim", "--num-prompts", "6"}},
+		{"x.md:14", []string{"--sim", "--num-prompts", "5"}},
+		{"x.md:15", []string{"--sim", "--num-prompts", "6"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+	files := map[string]string{}
+	if err := docFiles("x.md", md, files); err != nil || files["s.jsonl"] != "{\"a\": \"it's ./benchserve --sim\"}\n" || len(files) != 1 {
+		t.Errorf("heredoc files %q, %v", files, err)
 	}
 	if _, err := docCommands("y.md", "```\nbenchserve --sim --tag 'x\n```\n"); err == nil {
 		t.Error("an unclosed quote was not reported")
@@ -217,6 +272,7 @@ func TestDocsSimCommandsRun(t *testing.T) {
 	files = append([]string{filepath.Join(root, "README.md")}, files...)
 	var cmds []docCmd
 	seen := map[string]bool{}
+	written := map[string]string{}
 	for _, f := range files {
 		text, err := os.ReadFile(f)
 		if err != nil {
@@ -225,6 +281,9 @@ func TestDocsSimCommandsRun(t *testing.T) {
 		rel, _ := filepath.Rel(root, f)
 		found, err := docCommands(rel, string(text))
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := docFiles(rel, string(text), written); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range found {
@@ -243,6 +302,11 @@ func TestDocsSimCommandsRun(t *testing.T) {
 	}
 	dir := t.TempDir()
 	t.Chdir(dir)
+	for name, data := range written {
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	env := map[string]string{"HF_HUB_OFFLINE": "1", "HOME": dir, "XDG_CACHE_HOME": filepath.Join(dir, "cache")}
 	// Two at a time: most of a command's time is the simulator's modelled
 	// waits, and the test should end within about a minute.

@@ -172,6 +172,7 @@ func TestThinkTimeBadSpec(t *testing.T) {
 		{"--think-time", "fixed:50", "--think-time-scale", "-1"},
 		{"--think-time", "fixed:50", "--think-time-cap", "-2"},
 		{"--max-sessions", "0"},
+		{"--think-time", "trace"},
 	} {
 		code, stdout, stderr := run(t, nil, append([]string{"--base-url", "http://127.0.0.1:9", "--backend", "sglang-oai-chat",
 			"--tokenizer", "o200k_base", "--dataset-name", "generated-shared-prefix", "--gsp-num-turns", "2"}, args...)...)
