@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,37 +39,13 @@ func TestSyntheticSessions(t *testing.T) {
 	}
 
 	// The record file: every turn of every session, each causal.
-	type rec struct {
-		Start, Latency, Intended float64
-		Session, Turn            int
-		PlannedDelay             float64 `json:"planned_delay"`
-		SessionTurns             int     `json:"session_turns"`
-		Success                  bool
-	}
-	bySession := map[int][]rec{}
-	f, err := os.Open(recFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	n := 0
-	for sc := bufio.NewScanner(f); sc.Scan(); n++ {
-		var r rec
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		if !r.Success {
-			t.Fatalf("failed: %s", sc.Text())
-		}
-		bySession[r.Session] = append(bySession[r.Session], r)
-	}
+	bySession, n := sessionRecords(t, recFile)
 	if len(bySession) != sessions {
 		t.Fatalf("%d sessions in the record file, want the %d planned", len(bySession), sessions)
 	}
 	counts := map[int]bool{}
 	total := 0
 	for s, rs := range bySession {
-		slices.SortFunc(rs, func(a, b rec) int { return a.Turn - b.Turn })
 		plan := rs[0].SessionTurns
 		counts[plan] = true
 		total += plan

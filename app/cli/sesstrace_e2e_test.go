@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -129,27 +127,7 @@ func TestSessionTracesReplay(t *testing.T) {
 				server[r.ID] = i
 			}
 
-			type rec struct {
-				ID                       string
-				Start, Latency, Intended float64
-				Session, Turn            int
-				PlannedDelay             float64 `json:"planned_delay"`
-				OutputLen                int     `json:"output_len"`
-				Success                  bool
-			}
-			bySession := map[int][]rec{}
-			f, err := os.Open(recFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			for sc := bufio.NewScanner(f); sc.Scan(); {
-				var r rec
-				if err := json.Unmarshal(sc.Bytes(), &r); err != nil || !r.Success {
-					t.Fatalf("record %s: %v", sc.Text(), err)
-				}
-				bySession[r.Session] = append(bySession[r.Session], r)
-			}
+			bySession, _ := sessionRecords(t, recFile)
 			// Plan positions follow the arrivals, which are in file order.
 			if len(bySession) != len(replayed) {
 				t.Fatalf("%d sessions, want %d", len(bySession), len(replayed))
@@ -158,7 +136,6 @@ func TestSessionTracesReplay(t *testing.T) {
 			first := replayed[0].at
 			for s, ss := range replayed {
 				rs := bySession[s]
-				slices.SortFunc(rs, func(a, b rec) int { return a.Turn - b.Turn })
 				if len(rs) != len(ss.turns) {
 					t.Fatalf("session %d: %d turns, want %d", s, len(rs), len(ss.turns))
 				}

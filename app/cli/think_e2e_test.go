@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -45,35 +44,12 @@ func TestThinkTimeTurns(t *testing.T) {
 	}
 
 	// The record file: every round of every conversation.
-	type rec struct {
-		Start, Latency, Intended float64
-		Session, Turn            int
-		PlannedDelay             float64 `json:"planned_delay"`
-		Success                  bool
-	}
-	bySession := map[int][]rec{}
-	f, err := os.Open(recFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	n := 0
-	for sc := bufio.NewScanner(f); sc.Scan(); n++ {
-		var r rec
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(sc.Text(), `"turn": `) || !r.Success {
-			t.Fatalf("line %s", sc.Text())
-		}
-		bySession[r.Session] = append(bySession[r.Session], r)
-	}
+	bySession, n := sessionRecords(t, recFile)
 	if n != convs*turns || len(bySession) != convs {
 		t.Fatalf("%d records of %d sessions, want %d conversations x %d rounds", n, len(bySession), convs, turns)
 	}
 	var late []float64
 	for s, rs := range bySession {
-		slices.SortFunc(rs, func(a, b rec) int { return a.Turn - b.Turn })
 		for k := 1; k < len(rs); k++ {
 			r, prev := rs[k], rs[k-1]
 			if r.Turn != k || r.PlannedDelay != 0.05 {
