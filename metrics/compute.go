@@ -84,12 +84,7 @@ func Compute(recs []record.Record, dur float64, tok TokenCounter, opt Options) S
 	}
 
 	if dur > 0 {
-		s.RequestThroughput = float64(s.Completed) / dur
-		s.InputThroughput = float64(s.TotalInput) / dur
-		s.OutputThroughput = float64(s.TotalOutput) / dur
-		s.OutputThroughputRetokenized = float64(s.TotalOutputRetokenized) / dur
-		s.TotalThroughput = float64(s.TotalInput+s.TotalOutput) / dur
-		s.TotalThroughputRetokenized = float64(s.TotalInput+s.TotalOutputRetokenized) / dur
+		s.setRates(dur)
 		// Before describeInPlace sorts e2e: the pairwise sum depends on order.
 		s.Concurrency = sum(e2e) / dur
 	}

@@ -349,12 +349,7 @@ func (f *Fold) Summary(dur float64) Summary {
 		s.AcceptLength = &v
 	}
 	if dur > 0 {
-		s.RequestThroughput = float64(s.Completed) / dur
-		s.InputThroughput = float64(s.TotalInput) / dur
-		s.OutputThroughput = float64(s.TotalOutput) / dur
-		s.OutputThroughputRetokenized = float64(s.TotalOutputRetokenized) / dur
-		s.TotalThroughput = float64(s.TotalInput+s.TotalOutput) / dur
-		s.TotalThroughputRetokenized = float64(s.TotalInput+s.TotalOutputRetokenized) / dur
+		s.setRates(dur)
 		s.Concurrency = f.e2e.Sum() / dur
 	}
 	ps := f.opt.Percentiles

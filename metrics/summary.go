@@ -87,3 +87,14 @@ func (s *Summary) ByName(metric string) Stats {
 	}
 	return Stats{}
 }
+
+// setRates sets the throughputs from the counts, for a run of dur > 0
+// seconds.
+func (s *Summary) setRates(dur float64) {
+	s.RequestThroughput = float64(s.Completed) / dur
+	s.InputThroughput = float64(s.TotalInput) / dur
+	s.OutputThroughput = float64(s.TotalOutput) / dur
+	s.OutputThroughputRetokenized = float64(s.TotalOutputRetokenized) / dur
+	s.TotalThroughput = float64(s.TotalInput+s.TotalOutput) / dur
+	s.TotalThroughputRetokenized = float64(s.TotalInput+s.TotalOutputRetokenized) / dur
+}
