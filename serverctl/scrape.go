@@ -140,7 +140,9 @@ func (s *Scraper) thin() {
 		}
 		clear(s.scrapes[len(kept):])
 		s.scrapes = kept
-		if len(s.scrapes) <= s.keep {
+		// The before and after reads always stay: a keep below them
+		// cannot be met, and a level past 61 would shift 1 out.
+		if len(s.scrapes) <= s.keep || s.level >= 61 {
 			return
 		}
 		s.level++

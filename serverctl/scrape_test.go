@@ -200,3 +200,14 @@ func TestScraperKeepThinsByTick(t *testing.T) {
 		t.Errorf("kept ticks %v, want %v", ticks, want)
 	}
 }
+
+// A keep below the reads that always stay (before and after) is not
+// met, and thinning stops instead of shifting past the word.
+func TestScraperKeepBelowTheFixedReads(t *testing.T) {
+	s := &Scraper{}
+	s.scrapes = []Scrape{{Tick: 0}, {Tick: AfterTick}, {Tick: 4}}
+	s.Keep(1)
+	if len(s.scrapes) != 2 || s.level != 61 {
+		t.Errorf("%d reads kept at level %d, want the 2 fixed ones at level 61", len(s.scrapes), s.level)
+	}
+}
