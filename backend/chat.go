@@ -22,6 +22,7 @@ var protoChat = &protocol{
 	cached:         detailsCached,
 	end:            doneLine,
 	splitReasoning: true,
+	finishes: true,
 }
 
 func (c *Client) chatBody(in *Input) *pyjson.Object {
@@ -54,6 +55,7 @@ func (p *parser) chat(at time.Time) error {
 		return nil
 	}
 	p.finishReason(first)
+	p.choiceIndex(first)
 	delta, _ := first.Get("delta")
 	if err := p.chatContent(delta); err != nil {
 		return fmt.Errorf("choices[0].delta.%w", err)

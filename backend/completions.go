@@ -16,6 +16,7 @@ var protoCompletions = &protocol{
 	cached:   detailsCached,
 	end:      doneLine,
 	logprobs: LogprobsTop,
+	finishes: true,
 }
 
 func (c *Client) completionsBody(in *Input) *pyjson.Object {

@@ -19,6 +19,7 @@ var protoResponses = &protocol{
 	event:  (*parser).responsesEvent,
 	output: outputCount,
 	end:    "its terminal event (response.completed or response.incomplete)",
+	finishes: true,
 }
 
 // responsesBody is the Responses request: the prompt as input (a string,
@@ -85,7 +86,7 @@ func (p *parser) responsesEvent(t []byte, v jsonscan.Value, at time.Time) error 
 	case "response.reasoning_text.delta", "response.reasoning_summary_text.delta":
 		return p.delta(f.delta, true, at)
 	case "response.completed", "response.incomplete":
-		p.done = true
+		p.done, p.finished = true, true
 		p.responsesUsage(f.response)
 		if string(t) == "response.incomplete" {
 			p.stop = stopLength
