@@ -22,7 +22,7 @@ var protoChat = &protocol{
 	cached:         detailsCached,
 	end:            doneLine,
 	splitReasoning: true,
-	finishes: true,
+	finishes:       true,
 }
 
 func (c *Client) chatBody(in *Input) *pyjson.Object {

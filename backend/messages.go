@@ -14,13 +14,13 @@ import (
 // message_delta's usage; message_stop ends the stream.
 var protoMessages = &protocol{
 	name: "messages", path: "/v1/messages",
-	body:   (*Client).messagesBody,
-	events: true,
-	event:  (*parser).messagesEvent,
-	output: outputCount,
-	end:    "message_stop",
+	body:     (*Client).messagesBody,
+	events:   true,
+	event:    (*parser).messagesEvent,
+	output:   outputCount,
+	end:      "message_stop",
 	finishes: true,
-	auth:   anthropicHeaders,
+	auth:     anthropicHeaders,
 }
 
 // AnthropicVersion is the anthropic-version header the Messages API

@@ -14,11 +14,11 @@ import (
 // response.incomplete or response.failed ends the stream.
 var protoResponses = &protocol{
 	name: "responses", path: "/v1/responses",
-	body:   (*Client).responsesBody,
-	events: true,
-	event:  (*parser).responsesEvent,
-	output: outputCount,
-	end:    "its terminal event (response.completed or response.incomplete)",
+	body:     (*Client).responsesBody,
+	events:   true,
+	event:    (*parser).responsesEvent,
+	output:   outputCount,
+	end:      "its terminal event (response.completed or response.incomplete)",
 	finishes: true,
 }
 
