@@ -127,3 +127,22 @@ func TestCheckRowsCPUPerToken(t *testing.T) {
 		t.Errorf("no output token: %q, want n/a", v)
 	}
 }
+
+// The stream integrity lines: one when every stream is whole, else one
+// per problem found; the keys hold every count.
+func TestIntegrityRowsAndKeys(t *testing.T) {
+	clean := metrics.StreamIntegrity{Streams: 200}
+	if rows := integrityRows(&clean); len(rows) != 1 || rows[0] != (Row{"Stream integrity:", "all 200 streams complete"}) {
+		t.Errorf("clean rows %v", rows)
+	}
+	bad := metrics.StreamIntegrity{Streams: 200, Flawed: 5, Counts: [5]int{3, 0, 2, 0, 0}}
+	rows := integrityRows(&bad)
+	if len(rows) != 2 || rows[0] != (Row{"Streams without terminator:", "3 of 200"}) || rows[1] != (Row{"Usage disagreeing with content:", "2 of 200"}) {
+		t.Errorf("rows %v", rows)
+	}
+	o := &pyjson.Object{}
+	integrityKeys(o, &bad)
+	if got := string(o.Bytes()); got != `{"stream_integrity": {"streams": 200, "no_terminator": 3, "no_finish_reason": 0, "usage_mismatch": 2, "bad_index": 0, "error_after_content": 0}, "flawed_streams": 5}` {
+		t.Errorf("keys %s", got)
+	}
+}
