@@ -33,6 +33,7 @@ func (c *Client) chatBody(in *Input) *pyjson.Object {
 	o.Set("stream", boolJSON(c.opt.Stream))
 	c.setDefaults(o, in)
 	o.Update(in.Extra)
+	greedy(o, in, jsonZero)
 	c.askUsage(o, in.Extra)
 	setLoRA(o, in)
 	return o

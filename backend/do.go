@@ -100,6 +100,7 @@ func (cn *scratch) Begin(st time.Time) {
 	cn.p.reset(cn.c, st, cn.send.Record, cn.outputLen)
 	cn.p.noQuick = cn.noQuick
 	cn.p.multi = cn.in != nil && multiChoice(cn.in.Extra)
+	cn.p.keep = cn.in != nil && cn.in.Probe
 }
 
 // Head keeps the server's request id.
@@ -293,7 +294,7 @@ func (p *parser) keepText() {
 	needed := p.stop == stopOther && !(p.served && (p.reported > 0 || len(p.text) == 0))
 	if c.opt.Counter != nil && (!c.opt.DeferCount || needed) {
 		r.TextTokens, r.TextCounted = c.opt.Counter.Count(text), true
-		if c.opt.DropText && !c.spec.ChunkLens {
+		if c.opt.DropText && !c.spec.ChunkLens && !p.keep {
 			return
 		}
 	}

@@ -185,3 +185,37 @@ func TestIntegrityRetokenized(t *testing.T) {
 type countWords struct{}
 
 func (countWords) Count(s string) int { return len(strings.Fields(s)) }
+
+// A probe goes out at temperature 0 whatever the flags and the extra
+// body say; another request keeps the extra body's temperature.
+func TestProbeIsGreedy(t *testing.T) {
+	for _, name := range Names() {
+		s, _ := Lookup(name)
+		if !s.Implemented || s.Embedding {
+			continue
+		}
+		c := client(t, name, Options{Stream: true, Temperature: 0.7})
+		extra := &pyjson.Object{}
+		if !s.Sampling() {
+			extra.Set("temperature", pyjson.Float(0.7))
+		}
+		in := &Input{Text: "hi", OutputLen: 4, Model: "m", Extra: extra}
+		var plain, probe map[string]any
+		json.Unmarshal(c.Body(in), &plain)
+		in.Probe = true
+		json.Unmarshal(c.Body(in), &probe)
+		temp := func(m map[string]any) any {
+			if sp, ok := m["sampling_params"].(map[string]any); ok {
+				return sp["temperature"]
+			}
+			return m["temperature"]
+		}
+		want := 0.0
+		if name == "trt" {
+			want = 0.000001
+		}
+		if temp(probe) != want || temp(plain) != 0.7 {
+			t.Errorf("%s: probe temperature %v, plain %v", name, temp(probe), temp(plain))
+		}
+	}
+}

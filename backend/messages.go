@@ -55,6 +55,7 @@ func (c *Client) messagesBody(in *Input) *pyjson.Object {
 	o.Set("stream", boolJSON(c.opt.Stream))
 	c.setDefaults(o, in)
 	o.Update(in.Extra)
+	greedy(o, in, jsonZero)
 	setLoRA(o, in)
 	return o
 }

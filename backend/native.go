@@ -28,7 +28,11 @@ var protoNative = &protocol{
 
 func (c *Client) nativeBody(in *Input) *pyjson.Object {
 	sp := &pyjson.Object{}
-	sp.Set("temperature", pyjson.Float(c.opt.Temperature))
+	temp := c.opt.Temperature
+	if in.Probe {
+		temp = 0
+	}
+	sp.Set("temperature", pyjson.Float(temp))
 	sp.Set("max_new_tokens", pyjson.Int(in.OutputLen))
 	sp.Set("ignore_eos", boolJSON(c.opt.IgnoreEOS))
 	if c.opt.TopP < 1.0 {

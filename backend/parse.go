@@ -87,6 +87,8 @@ type parser struct {
 	lastSeq   int
 	seqSeen   bool
 	lastBlock int
+	// keep: the text stays in the record (a probe's).
+	keep bool
 }
 
 // reset readies a pooled parser for a request of c, keeping its buffers.

@@ -46,6 +46,7 @@ func (c *Client) responsesBody(in *Input) *pyjson.Object {
 	o.Set("store", jsonFalse)
 	c.setDefaults(o, in)
 	o.Update(in.Extra)
+	greedy(o, in, jsonZero)
 	setLoRA(o, in)
 	return o
 }

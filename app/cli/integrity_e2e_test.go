@@ -104,4 +104,3 @@ func TestStreamIntegrityByFault(t *testing.T) {
 		})
 	}
 }
-
