@@ -105,6 +105,10 @@ type Input struct {
 	// (--request-cancellation-rate; see http1.Send).
 	Cancel      bool
 	CancelAfter time.Duration
+	// Probe: a consistency probe (--consistency-probes), sent at
+	// temperature 0 whatever the flags and the extra body say, its text
+	// kept whatever Options.DropText says.
+	Probe bool
 }
 
 // RoutingKeyHeader carries Input.RoutingKey.

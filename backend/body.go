@@ -43,6 +43,14 @@ func (c *Client) setDefaults(o *pyjson.Object, in *Input) {
 	}
 }
 
+// greedy sets a probe's temperature to zero (the protocol's value for
+// greedy decoding), whatever the extra body said.
+func greedy(o *pyjson.Object, in *Input, zero []byte) {
+	if in.Probe {
+		o.Set("temperature", zero)
+	}
+}
+
 func has(o *pyjson.Object, key string) bool { return o != nil && o.Has(key) }
 
 // setLoRA is the reference's hack for SGLang's and vLLM's LoRA conventions.

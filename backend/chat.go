@@ -22,6 +22,7 @@ var protoChat = &protocol{
 	cached:         detailsCached,
 	end:            doneLine,
 	splitReasoning: true,
+	finishes:       true,
 }
 
 func (c *Client) chatBody(in *Input) *pyjson.Object {
@@ -32,6 +33,7 @@ func (c *Client) chatBody(in *Input) *pyjson.Object {
 	o.Set("stream", boolJSON(c.opt.Stream))
 	c.setDefaults(o, in)
 	o.Update(in.Extra)
+	greedy(o, in, jsonZero)
 	c.askUsage(o, in.Extra)
 	setLoRA(o, in)
 	return o
@@ -54,6 +56,7 @@ func (p *parser) chat(at time.Time) error {
 		return nil
 	}
 	p.finishReason(first)
+	p.choiceIndex(first)
 	delta, _ := first.Get("delta")
 	if err := p.chatContent(delta); err != nil {
 		return fmt.Errorf("choices[0].delta.%w", err)

@@ -16,6 +16,7 @@ var protoCompletions = &protocol{
 	cached:   detailsCached,
 	end:      doneLine,
 	logprobs: LogprobsTop,
+	finishes: true,
 }
 
 func (c *Client) completionsBody(in *Input) *pyjson.Object {
@@ -30,6 +31,7 @@ func (c *Client) completionsBody(in *Input) *pyjson.Object {
 		o.Set("logprobs", pyjson.Int(c.opt.TopLogprobsNum))
 	}
 	o.Update(in.Extra)
+	greedy(o, in, jsonZero)
 	c.askUsage(o, in.Extra)
 	setLoRA(o, in)
 	if len(in.Images) > 0 {

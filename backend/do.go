@@ -99,6 +99,8 @@ func (cn *scratch) Request(ctx context.Context) (*http.Request, error) {
 func (cn *scratch) Begin(st time.Time) {
 	cn.p.reset(cn.c, st, cn.send.Record, cn.outputLen)
 	cn.p.noQuick = cn.noQuick
+	cn.p.multi = cn.in != nil && multiChoice(cn.in.Extra)
+	cn.p.keep = cn.in != nil && cn.in.Probe
 }
 
 // Head keeps the server's request id.
@@ -173,14 +175,19 @@ func (c *Client) streams() bool {
 func (c *Client) finishWith(p *parser, err error) {
 	p.counts()
 	if err != nil {
+		p.integrity(err)
 		p.fail(kindOf(err), err.Error())
 		return
 	}
 	if p.empty() {
+		p.integrity(nil)
 		p.fail(record.KindEmpty, p.emptyError())
 		return
 	}
 	p.finish()
+	p.usageChecks()
+	p.integrity(nil)
+	retokenizedCheck(p.rec)
 }
 
 // streamEnd checks a stream read to its end. An SSE stream must end as
@@ -188,6 +195,7 @@ func (c *Client) finishWith(p *parser, err error) {
 // [DONE]): without it the server stopped mid-generation (a server that
 // answers with plain JSON lines is spared the rule).
 func (c *Client) streamEnd(p *parser) error {
+	p.streamEndChecks()
 	switch {
 	case p.lines == 0:
 		return kindErrorf(record.KindEmpty, "the server answered 200 with no data lines")
@@ -286,7 +294,7 @@ func (p *parser) keepText() {
 	needed := p.stop == stopOther && !(p.served && (p.reported > 0 || len(p.text) == 0))
 	if c.opt.Counter != nil && (!c.opt.DeferCount || needed) {
 		r.TextTokens, r.TextCounted = c.opt.Counter.Count(text), true
-		if c.opt.DropText && !c.spec.ChunkLens {
+		if c.opt.DropText && !c.spec.ChunkLens && !p.keep {
 			return
 		}
 	}
@@ -301,6 +309,7 @@ func (c *Client) CountText(r *record.Record) {
 	}
 	if !r.TextCounted {
 		r.TextTokens, r.TextCounted = c.opt.Counter.Count(r.Text), true
+		retokenizedCheck(r)
 	}
 	if c.opt.DropText && !c.spec.ChunkLens {
 		r.Text = ""

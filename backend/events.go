@@ -31,6 +31,7 @@ func imageMessage(in *Input, part func([]byte, string) []byte, textType string) 
 // the one pass that validates the document.
 type eventFields struct {
 	typ, delta, response, err, message, usage jsonscan.Value
+	seq, index                                jsonscan.Value
 }
 
 func (f *eventFields) pick(k []byte, v jsonscan.Value) {
@@ -47,6 +48,10 @@ func (f *eventFields) pick(k []byte, v jsonscan.Value) {
 		f.message = v
 	case jsonscan.KeyIs(k, "usage"):
 		f.usage = v
+	case jsonscan.KeyIs(k, "sequence_number"):
+		f.seq = v
+	case jsonscan.KeyIs(k, "index"):
+		f.index = v
 	}
 }
 
@@ -62,6 +67,9 @@ func (p *parser) event(b []byte, at time.Time) error {
 	}
 	if err := p.eventError(&p.ev, v); err != nil {
 		return err
+	}
+	if p.ev.seq.Kind != jsonscan.Invalid {
+		p.sequence(p.ev.seq)
 	}
 	return p.proto.event(p, eventType(p.ev.typ), v, at)
 }

@@ -14,12 +14,13 @@ import (
 // message_delta's usage; message_stop ends the stream.
 var protoMessages = &protocol{
 	name: "messages", path: "/v1/messages",
-	body:   (*Client).messagesBody,
-	events: true,
-	event:  (*parser).messagesEvent,
-	output: outputCount,
-	end:    "message_stop",
-	auth:   anthropicHeaders,
+	body:     (*Client).messagesBody,
+	events:   true,
+	event:    (*parser).messagesEvent,
+	output:   outputCount,
+	end:      "message_stop",
+	finishes: true,
+	auth:     anthropicHeaders,
 }
 
 // AnthropicVersion is the anthropic-version header the Messages API
@@ -54,6 +55,7 @@ func (c *Client) messagesBody(in *Input) *pyjson.Object {
 	o.Set("stream", boolJSON(c.opt.Stream))
 	c.setDefaults(o, in)
 	o.Update(in.Extra)
+	greedy(o, in, jsonZero)
 	setLoRA(o, in)
 	return o
 }
@@ -80,6 +82,7 @@ func (p *parser) messagesEvent(t []byte, v jsonscan.Value, at time.Time) error {
 	f := &p.ev
 	switch string(t) {
 	case "content_block_delta":
+		p.blockIndex(f.index, false)
 		dt, _ := f.delta.Get("type")
 		switch string(dt.Raw) {
 		case `"text_delta"`:
@@ -94,9 +97,12 @@ func (p *parser) messagesEvent(t []byte, v jsonscan.Value, at time.Time) error {
 		p.anthropicInput(u)
 	case "message_delta":
 		if n, ok := intMember(f.usage, "output_tokens"); ok {
+			p.runningCount(n)
 			p.outputLen, p.reported, p.served = n, n, true
 		}
 		p.anthropicStop(f.delta)
+	case "content_block_start":
+		p.blockIndex(f.index, true)
 	case "message_stop":
 		p.done = true
 	case "message":
@@ -128,6 +134,9 @@ func (p *parser) anthropicInput(u jsonscan.Value) {
 // anthropicStop notes stop_reason: max_tokens is the length limit.
 func (p *parser) anthropicStop(d jsonscan.Value) {
 	sr, _ := d.Get("stop_reason")
+	if sr.Kind == jsonscan.String {
+		p.finished = true
+	}
 	switch {
 	case sr.Kind != jsonscan.String:
 	case string(sr.Raw) == `"max_tokens"`:

@@ -22,12 +22,17 @@ var protoNative = &protocol{
 	cached:   func(p *parser, _ *record.CacheDetails) (int, bool) { return p.cached, true },
 	end:      doneLine,
 	sampling: true,
+	finishes: true,
 	logprobs: LogprobsBoth,
 }
 
 func (c *Client) nativeBody(in *Input) *pyjson.Object {
 	sp := &pyjson.Object{}
-	sp.Set("temperature", pyjson.Float(c.opt.Temperature))
+	temp := c.opt.Temperature
+	if in.Probe {
+		temp = 0
+	}
+	sp.Set("temperature", pyjson.Float(temp))
 	sp.Set("max_new_tokens", pyjson.Int(in.OutputLen))
 	sp.Set("ignore_eos", boolJSON(c.opt.IgnoreEOS))
 	if c.opt.TopP < 1.0 {
@@ -69,10 +74,10 @@ const maxTokenJump = 1 << 20
 // metaFields are the meta_info members native reads, taken in one walk
 // (the last of repeated keys, as Get does; Invalid when absent).
 type metaFields struct {
-	accept, prompt, completion, cached, cacheDetails jsonscan.Value
+	accept, prompt, completion, cached, cacheDetails, finish jsonscan.Value
 }
 
-var metaNames = []string{"spec_accept_length", "prompt_tokens", "completion_tokens", "cached_tokens", "cached_tokens_details"}
+var metaNames = []string{"spec_accept_length", "prompt_tokens", "completion_tokens", "cached_tokens", "cached_tokens_details", "finish_reason"}
 
 func (m *metaFields) pick(k []byte, v jsonscan.Value) {
 	switch string(k) {
@@ -86,6 +91,8 @@ func (m *metaFields) pick(k []byte, v jsonscan.Value) {
 		m.cached = v
 	case "cached_tokens_details":
 		m.cacheDetails = v
+	case "finish_reason":
+		m.finish = v
 	default:
 		if bytes.IndexByte(k, '\\') >= 0 {
 			for _, name := range metaNames {
@@ -104,6 +111,9 @@ func (p *parser) native(at time.Time) error {
 	it := f.meta.Members()
 	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
 		m.pick(k, v)
+	}
+	if !m.finish.IsNull() {
+		p.finished = true
 	}
 	if sal := m.accept; !sal.IsNull() {
 		if x, ok := sal.Float(); ok {
@@ -144,6 +154,9 @@ func (p *parser) native(at time.Time) error {
 	n, isInt := m.completion.Int()
 	if !isInt {
 		return errors.New("a chunk with text has no integer meta_info.completion_tokens")
+	}
+	if p.started && n < int64(p.lastOutputLen) {
+		p.integ |= record.BadIndex // the running count went back
 	}
 	p.outputLen = int(n)
 	if n != int64(p.lastOutputLen) || !p.started {

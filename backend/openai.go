@@ -70,6 +70,7 @@ func (p *parser) finishReason(choice jsonscan.Value) {
 	if fr.Kind != jsonscan.String {
 		return
 	}
+	p.finished = true
 	if string(fr.Raw) == `"length"` {
 		p.stop = stopLength
 	} else {
@@ -102,6 +103,7 @@ func (p *parser) promptTokens(pt jsonscan.Value) {
 func (p *parser) usageOutputLen(f *fields) bool {
 	if ct, ok := f.usage.Get("completion_tokens"); ok {
 		if n, ok := ct.Int(); ok {
+			p.runningCount(int(n))
 			p.outputLen = int(n)
 			p.reported, p.served = int(n), true
 			return true
@@ -168,6 +170,7 @@ func (p *parser) choiceText(usage bool, at time.Time) error {
 		return fmt.Errorf("choices[0].%w", err)
 	}
 	p.finishReason(first)
+	p.choiceIndex(first)
 	p.hot = text
 	if len(text.Raw) <= 2 {
 		// llama.cpp sends its usage with the last choice, whose text is

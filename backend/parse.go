@@ -76,6 +76,19 @@ type parser struct {
 	// f of an OpenAI-like one, ev of an event.
 	f  fields
 	ev eventFields
+
+	// The stream integrity check (record.Integrity): the problems found,
+	// whether a finish reason came, whether the request asked for several
+	// choices (n > 1: choice indexes other than 0 are due), the last
+	// sequence_number (Responses) and content block index (Messages).
+	integ     record.Integrity
+	finished  bool
+	multi     bool
+	lastSeq   int
+	seqSeen   bool
+	lastBlock int
+	// keep: the text stays in the record (a probe's).
+	keep bool
 }
 
 // reset readies a pooled parser for a request of c, keeping its buffers.
@@ -83,7 +96,7 @@ func (p *parser) reset(c *Client, st time.Time, rec *record.Record, outputLen in
 	p.itl.Reset()
 	*p = parser{
 		c: c, proto: c.proto, st: st, rec: rec, last: st, outputLen: outputLen, requested: outputLen,
-		lastRead: -1, runaway: runawayAt(outputLen),
+		lastRead: -1, runaway: runawayAt(outputLen), lastBlock: -1,
 		text: p.text[:0], chunk: p.chunk[:0], cacheRaw: p.cacheRaw[:0], tmpl: p.tmpl[:0],
 		itl: p.itl, chunkLens: p.chunkLens[:0], reasoning: p.reasoning[:0], serverReasoning: -1, cum: p.cum[:0],
 	}

@@ -42,6 +42,9 @@ type protocol struct {
 	// without it.
 	end    string
 	stream streaming
+	// finishes: a complete stream names a finish reason (finish_reason,
+	// meta_info.finish_reason, stop_reason, the Responses terminal event).
+	finishes bool
 	// embedding: nothing is generated (an empty reply is no failure, an
 	// empty body is invalid, the output length is 0).
 	embedding bool

@@ -14,11 +14,12 @@ import (
 // response.incomplete or response.failed ends the stream.
 var protoResponses = &protocol{
 	name: "responses", path: "/v1/responses",
-	body:   (*Client).responsesBody,
-	events: true,
-	event:  (*parser).responsesEvent,
-	output: outputCount,
-	end:    "its terminal event (response.completed or response.incomplete)",
+	body:     (*Client).responsesBody,
+	events:   true,
+	event:    (*parser).responsesEvent,
+	output:   outputCount,
+	end:      "its terminal event (response.completed or response.incomplete)",
+	finishes: true,
 }
 
 // responsesBody is the Responses request: the prompt as input (a string,
@@ -45,6 +46,7 @@ func (c *Client) responsesBody(in *Input) *pyjson.Object {
 	o.Set("store", jsonFalse)
 	c.setDefaults(o, in)
 	o.Update(in.Extra)
+	greedy(o, in, jsonZero)
 	setLoRA(o, in)
 	return o
 }
@@ -85,7 +87,7 @@ func (p *parser) responsesEvent(t []byte, v jsonscan.Value, at time.Time) error 
 	case "response.reasoning_text.delta", "response.reasoning_summary_text.delta":
 		return p.delta(f.delta, true, at)
 	case "response.completed", "response.incomplete":
-		p.done = true
+		p.done, p.finished = true, true
 		p.responsesUsage(f.response)
 		if string(t) == "response.incomplete" {
 			p.stop = stopLength

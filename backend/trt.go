@@ -26,19 +26,24 @@ func (c *Client) trtBody(in *Input) *pyjson.Object {
 	o := &pyjson.Object{}
 	o.Set("accumulate_tokens", jsonTrue)
 	o.Set("text_input", prompt(in))
-	o.Set("temperature", pyjson.Float(0.000001))
+	o.Set("temperature", trtGreedy)
 	o.Set("top_p", pyjson.Float(1.0))
 	o.Set("max_tokens", pyjson.Int(in.OutputLen))
 	o.Set("stream", jsonTrue)
 	o.Set("min_length", pyjson.Int(in.OutputLen))
 	o.Set("end_id", pyjson.Int(1048576))
 	o.Update(in.Extra)
+	greedy(o, in, trtGreedy)
 	if !c.opt.IgnoreEOS {
 		o.Delete("min_length")
 		o.Delete("end_id")
 	}
 	return o
 }
+
+// trtGreedy is the temperature the reference sends TensorRT-LLM: its
+// greedy decoding (Triton refuses 0).
+var trtGreedy = pyjson.Float(0.000001)
 
 func (p *parser) trt(at time.Time) error {
 	f := &p.f

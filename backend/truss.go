@@ -26,6 +26,7 @@ func (c *Client) trussBody(in *Input) *pyjson.Object {
 	o.Set("stream", boolJSON(c.opt.Stream))
 	o.Set("ignore_eos", boolJSON(c.opt.IgnoreEOS))
 	o.Update(in.Extra)
+	greedy(o, in, jsonZero)
 	return o
 }
 

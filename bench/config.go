@@ -110,6 +110,9 @@ type Config struct {
 	CacheReport    bool
 	Tag            *string
 	RecordFile     *string // ours: one JSON line per request as it ends
+	// ConsistencyProbes is --consistency-probes: rows sent at temperature
+	// 0 on the idle server and again under load, replies compared.
+	ConsistencyProbes int
 	// SGLang's steady_state_serving: the window's ratio of the peak in
 	// flight (nil: off) and the file its line is appended to.
 	SteadyStateRatio *float64

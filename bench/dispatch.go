@@ -348,6 +348,9 @@ func (r *runner) replied(in *backend.Input, rec *record.Record, epoch time.Time,
 		return
 	}
 	rec.End = end
+	if r.measuring {
+		r.probes.tick()
+	}
 	r.clientOf(rec).CountText(rec)
 	// Image tokens are our estimate where the server does not count them:
 	// its prompt_tokens, where it reports them, replace the estimate in

@@ -38,6 +38,8 @@ type Execution struct {
 	RoundsNotSent int
 	// Client is what the client measured of itself.
 	Client metrics.ClientStats
+	// Consistency is --consistency-probes' outcome (nil without it).
+	Consistency *metrics.Consistency
 	// ServerInfo is the body of GET /server_info after the run (nil when
 	// it did not answer with JSON).
 	ServerInfo []byte
@@ -96,6 +98,10 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	if sending.Err() != nil {
 		return nil, sending.Err()
 	}
+	if r.probes = p.newProbes(cfg.ConsistencyProbes); r.probes != nil {
+		fmt.Fprintf(out, "Sending %d consistency probes at temperature 0 on the idle server...\n", len(r.probes.rows))
+		r.idleProbes(sending)
+	}
 	prof := serverctl.NewProfiler(p.Server, profileOptions(cfg, p.Env.Getenv), out)
 	prof.Start(sending)
 	defer prof.Cleanup()
@@ -145,7 +151,9 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 		ph.until = start.Add(d)
 	}
 	r.measuring = true
+	r.startLoaded(inflight, p.expected(), start)
 	recs, end, unsent := r.dispatch(sending, inflight, ph, start)
+	consistency := r.probes.result(p.Tok)
 	e := &Execution{Start: start, Duration: end.Sub(start).Seconds(), Stopped: interrupted(p.Env.Interrupt)}
 	if r.fold != nil {
 		r.shardFooter(e, int(r.soak.records.Load()))
@@ -178,6 +186,7 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 		e.NotSentAtEnd = unsent + notSent
 	}
 	e.Records = recs
+	e.Consistency = consistency
 	prof.Stop(ctx)
 	bar.close()
 	e.ServerInfo = p.Server.Info(ctx)
@@ -325,6 +334,8 @@ type runner struct {
 	// records are kept); soak counts what it does not take.
 	fold *metrics.Fold
 	soak soakTally
+	// probes is --consistency-probes (nil: none).
+	probes *probeRun
 }
 
 func newRunner(p *Plan) *runner {

@@ -78,14 +78,14 @@ func (p *Plan) result(e *Execution, run report.Run, sum metrics.Summary, check m
 	}
 	return &report.Result{
 		Run: run, Summary: sum, Check: check, Start: e.Start, Version: version.String(), Load: ld,
-		Server: e.Server, ServerNote: e.ServerNote, Provenance: e.Provenance,
+		Server: e.Server, ServerNote: e.ServerNote, Provenance: e.Provenance, Consistency: e.Consistency,
 	}
 }
 
 // finish adds the interrupt's counts and the thresholds' outcomes.
 func (p *Plan) finish(e *Execution, res *report.Result) *report.Result {
 	if e.Cancelled == 0 { // the server counted the cut requests' tokens too
-		p.warnServerTokens(e.Server, res.Summary.TotalOutput)
+		p.warnServerTokens(e.Server, res.ServerComparedOutput())
 	}
 	if e.Stopped {
 		res.Stop = &report.Stop{NotSent: e.NotSent, Cancelled: e.Cancelled}

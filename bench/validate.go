@@ -31,6 +31,12 @@ func validate(cfg *Config) error {
 	if cfg.NumPrompts == 0 && !ds.ZeroPrompts {
 		return usage("--num-prompts 0: --dataset-name %s would send no requests; give at least 1", cfg.DatasetName)
 	}
+	switch {
+	case cfg.ConsistencyProbes < 0:
+		return usage("--consistency-probes %d: give a number of probes >= 0", cfg.ConsistencyProbes)
+	case cfg.ConsistencyProbes > 0 && spec.Embedding:
+		return usage("--consistency-probes: %s generates no text to compare", cfg.Backend)
+	}
 	if err := dataset.Preflight(datasetParams(cfg, "")); err != nil {
 		return usage("%v", err)
 	}

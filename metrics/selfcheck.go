@@ -76,6 +76,9 @@ type SelfCheck struct {
 	// GapMedian is the median gap between chunks, set only when the
 	// verdict needs it (chunks bunched by late reads).
 	GapMedian time.Duration
+	// Integrity counts the streams with each integrity problem; any
+	// adds a warning to the verdict.
+	Integrity StreamIntegrity
 	Verdict   string
 }
 
@@ -161,6 +164,7 @@ type CheckTally struct {
 	first, last                float64
 	Chunks, Bunched, LateBunch int64
 	Sources                    map[record.OutputSource]int
+	Integrity                  StreamIntegrity
 }
 
 // Add counts one record.
@@ -176,6 +180,7 @@ func (t *CheckTally) Add(rec *record.Record) {
 	t.Chunks += int64(rec.Chunks)
 	t.Bunched += int64(rec.Bunched)
 	t.LateBunch += int64(rec.LateBunched)
+	t.Integrity.Add(rec)
 	if rec.Success {
 		t.ok++
 		t.Sources[rec.OutputSource]++
@@ -220,6 +225,7 @@ func checkFrom(t *CheckTally, c ClientStats, sh Shape, outputTokens int) SelfChe
 		r.Achieved = float64(t.sent-1) / (t.last - t.first)
 	}
 	r.Chunks, r.Bunched, r.LateBunch, r.OK = t.Chunks, t.Bunched, t.LateBunch, t.ok
+	r.Integrity = t.Integrity
 	for k, v := range t.Sources {
 		r.Sources[k] = v
 	}
@@ -273,6 +279,11 @@ func (r *SelfCheck) plannedGap() (time.Duration, bool) {
 // reported latency past the tolerance, "not verified: …" when the
 // kernel's receive times were missing, else "ok: …".
 func verdict(r SelfCheck) string {
+	return timingVerdict(r) + r.Integrity.warning()
+}
+
+// timingVerdict is the verdict on the client's timing alone.
+func timingVerdict(r SelfCheck) string {
 	var why []string
 	late := r.Lateness()
 	if p := r.LateBunchedPct(); p > maxLateBunchPct && r.GapMedian > tolerance {

@@ -111,6 +111,9 @@ func TestRecordFileProperty(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				r.Round, r.Session, r.Turn, r.PlannedDelay = true, rng.IntN(1e6), rng.IntN(100), num()
 			}
+			if rng.IntN(2) == 0 {
+				r.Stream = StreamRead | Integrity(rng.IntN(32))<<1
+			}
 			w.Write(&r)
 			r.RunStart = float64(start.UnixNano()) / 1e9
 			recs = append(recs, r)

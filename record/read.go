@@ -136,6 +136,8 @@ func DecodeLine(line []byte, r *Record) (bool, error) {
 			r.Error = string(v.AppendString(nil))
 		case jsonscan.KeyIs(k, "error_kind"):
 			r.ErrorKind = string(v.AppendString(nil))
+		case jsonscan.KeyIs(k, "stream_integrity"):
+			r.Stream = ParseIntegrity(string(v.AppendString(nil)))
 		case jsonscan.KeyIs(k, "cancel_at"):
 			r.CancelAt = f()
 		case jsonscan.KeyIs(k, "cancel_late"):

@@ -91,6 +91,9 @@ type Record struct {
 	// bytes arrived (see backend.LateRead), where the client, not the
 	// server, may have bunched them.
 	Chunks, Bunched, LateBunched int32
+	// Stream is the stream integrity check of a streamed reply (0: not
+	// read as a stream to its end).
+	Stream Integrity
 
 	// Error is "" on success; otherwise one line: "<status> <reason>: <body>"
 	// for an HTTP error, or what went wrong. ErrorKind classifies it.

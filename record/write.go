@@ -128,6 +128,10 @@ func appendLine(b []byte, rec *Record, run []byte) []byte {
 	b = pyjson.AppendString(b, rec.Error)
 	b = append(b, `, "error_kind": `...)
 	b = pyjson.AppendString(b, rec.ErrorKind)
+	if rec.Stream.Has(StreamRead) {
+		b = append(b, `, "stream_integrity": `...)
+		b = pyjson.AppendString(b, rec.Stream.Problems())
+	}
 	if rec.CancelAt != 0 {
 		b = append(b, `, "cancel_at": `...)
 		b = pyjson.AppendFloat(b, rec.CancelAt)

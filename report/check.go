@@ -85,6 +85,7 @@ func checkRows(r *metrics.SelfCheck, embedding bool) (map[string][]Row, []string
 	if !embedding {
 		check = append(check, Row{Label: "Output token counts from:", Value: sourcesText(r)})
 	}
+	check = append(check, integrityRows(&r.Integrity)...)
 	check = append(check, Row{Label: "Client verdict:", Value: r.Verdict})
 	const t1, t2 = "Schedule-anchored latency", "Client self-check"
 	return map[string][]Row{t1: anchored, t2: check}, []string{t1, t2}
@@ -132,6 +133,38 @@ func checkKeys(o *pyjson.Object, r *metrics.SelfCheck, failed, total int) {
 	}
 	o.Set("output_tokens_source", src.Bytes())
 	o.Set("client_verdict", pyjson.String(r.Verdict))
+	integrityKeys(o, &r.Integrity)
+}
+
+// integrityRows are the stream integrity lines: one when every stream
+// is whole, else one per problem found.
+func integrityRows(s *metrics.StreamIntegrity) []Row {
+	if s.Flawed == 0 {
+		v := fmt.Sprintf("all %d streams complete", s.Streams)
+		if s.Streams == 0 {
+			v = "no streams"
+		}
+		return []Row{{Label: "Stream integrity:", Value: v}}
+	}
+	var rows []Row
+	for _, b := range record.IntegrityProblems {
+		if n := s.Count(b); n > 0 {
+			rows = append(rows, Row{Label: capital(metrics.IntegrityLabel(b)) + ":", Value: fmt.Sprintf("%d of %d", n, s.Streams)})
+		}
+	}
+	return rows
+}
+
+// integrityKeys are the same as the stream_integrity object, with the
+// streams that had any problem as a number of its own for --threshold.
+func integrityKeys(o *pyjson.Object, s *metrics.StreamIntegrity) {
+	in := &pyjson.Object{}
+	in.Set("streams", pyjson.Int(s.Streams))
+	for _, b := range record.IntegrityProblems {
+		in.Set(b.Name(), pyjson.Int(s.Count(b)))
+	}
+	o.Set("stream_integrity", in.Bytes())
+	o.Set("flawed_streams", pyjson.Int(s.Flawed))
 }
 
 // setStats writes st as {mean,median,std,p90,p95,p99}_<name>_ms, or
@@ -240,4 +273,12 @@ func withoutDigits(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// capital is s with its first letter in upper case (ASCII).
+func capital(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }

@@ -127,3 +127,42 @@ func TestCheckRowsCPUPerToken(t *testing.T) {
 		t.Errorf("no output token: %q, want n/a", v)
 	}
 }
+
+// The stream integrity lines: one when every stream is whole, else one
+// per problem found; the keys hold every count.
+func TestIntegrityRowsAndKeys(t *testing.T) {
+	clean := metrics.StreamIntegrity{Streams: 200}
+	if rows := integrityRows(&clean); len(rows) != 1 || rows[0] != (Row{"Stream integrity:", "all 200 streams complete"}) {
+		t.Errorf("clean rows %v", rows)
+	}
+	bad := metrics.StreamIntegrity{Streams: 200, Flawed: 5, Counts: [5]int{3, 0, 2, 0, 0}}
+	rows := integrityRows(&bad)
+	if len(rows) != 2 || rows[0] != (Row{"Streams without terminator:", "3 of 200"}) || rows[1] != (Row{"Usage disagreeing with content:", "2 of 200"}) {
+		t.Errorf("rows %v", rows)
+	}
+	o := &pyjson.Object{}
+	integrityKeys(o, &bad)
+	if got := string(o.Bytes()); got != `{"stream_integrity": {"streams": 200, "no_terminator": 3, "no_finish_reason": 0, "usage_mismatch": 2, "bad_index": 0, "error_after_content": 0}, "flawed_streams": 5}` {
+		t.Errorf("keys %s", got)
+	}
+}
+
+func TestConsistencyRowsAndKeys(t *testing.T) {
+	c := &metrics.Consistency{Planned: 20, Compared: 19, Diverged: 2, FirstDiff: []int{4, 10},
+		Pairs: []metrics.ProbePair{{Row: 3, FirstDiff: 4, Idle: "a b", Loaded: "a c"}}}
+	rows := consistencyRows(c)
+	if len(rows) != 3 || rows[0].Value != "19 of 20" || rows[1].Value != "10.53" || rows[2].Value != "7.00, 4" {
+		t.Errorf("rows %v", rows)
+	}
+	o := &pyjson.Object{}
+	consistencyKeys(o, c, true)
+	want := `{"consistency_probes": 20, "consistency_probes_compared": 19, "consistency_diverged": 2, "consistency_divergence_rate": 0.10526315789473684, ` +
+		`"consistency_first_diff_median": 7.0, "consistency_first_diff_min": 4, "consistency_divergent_pairs": [{"row": 3, "first_diff": 4, "idle": "a b", "loaded": "a c"}]}`
+	if got := string(o.Bytes()); got != want {
+		t.Errorf("keys\n%s\nwant\n%s", got, want)
+	}
+	none := &metrics.Consistency{Planned: 5, Compared: 5}
+	if rows := consistencyRows(none); rows[2].Value != "n/a" {
+		t.Errorf("rows %v", rows)
+	}
+}

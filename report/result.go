@@ -55,6 +55,8 @@ type Result struct {
 	PerTurn *metrics.PerTurn
 	// PerSession is its figures per conversation (nil likewise).
 	PerSession *metrics.PerSession
+	// Consistency is --consistency-probes' outcome (nil without it).
+	Consistency *metrics.Consistency
 	// Errors and Total replace Records' failures and count in a soak,
 	// which keeps no records.
 	Errors []metrics.ErrorCount
@@ -206,9 +208,13 @@ func (res *Result) Print(w io.Writer, plot bool) error {
 		titled[perSessionTitle] = perSessionRows(res.PerSession)
 		order = append(order, perSessionTitle)
 	}
+	if c := res.Consistency; c != nil {
+		titled[consistencyTitle] = consistencyRows(c)
+		order = append(order, consistencyTitle)
+	}
 	if res.Server != nil || res.ServerNote != "" {
 		const title = "Server view"
-		titled[title] = serverRows(res.Server, res.ServerNote, res.Summary)
+		titled[title] = serverRows(res.Server, res.ServerNote, res.withProbes())
 		order = append(order, title)
 	}
 	if rows := res.Load.rows(); len(rows) > 0 {
@@ -223,6 +229,21 @@ func (res *Result) Print(w io.Writer, plot bool) error {
 	}
 	return Section(w, titled, order)
 }
+
+// withProbes is the summary with the tokens of the consistency probes
+// sent during the run, for the comparison with the server's counts.
+func (res *Result) withProbes() metrics.Summary {
+	s := res.Summary
+	if c := res.Consistency; c != nil {
+		s.TotalInput += c.LoadInput
+		s.TotalOutput += c.LoadOutput
+	}
+	return s
+}
+
+// ServerComparedOutput is the output tokens the server's count is
+// compared with: the run's and its probes'.
+func (res *Result) ServerComparedOutput() int { return res.withProbes().TotalOutput }
 
 // Line is the result line: the reference's keys, then ours.
 func (res *Result) Line() []byte {
@@ -294,8 +315,11 @@ func (res *Result) extra() *pyjson.Object {
 	if res.PerSession != nil {
 		o.Set("per_session", perSessionKey(res.PerSession))
 	}
+	if c := res.Consistency; c != nil {
+		consistencyKeys(o, c, res.Run.OutputDetails)
+	}
 	if res.Server != nil || res.ServerNote != "" {
-		serverKeys(o, res.Server, res.ServerNote, res.Summary)
+		serverKeys(o, res.Server, res.ServerNote, res.withProbes())
 	}
 	if res.Provenance != nil {
 		o.Set("provenance", res.Provenance.Bytes())

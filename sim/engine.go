@@ -332,6 +332,7 @@ func (e *engine) cachedTokens(r *request) int {
 
 func (e *engine) prefill(batch []*request, start, end time.Time) {
 	e.waiting.drop(len(batch))
+	load := len(e.running) + len(batch) // requests running at once from this step
 	for _, r := range batch {
 		e.usedKV += r.need
 		r.state = stRunning
@@ -352,9 +353,17 @@ func (e *engine) prefill(batch []*request, start, end time.Time) {
 		}
 		r.limit = r.maxNew
 		if !r.ignoreEOS {
-			if k := eosAfter(e.rng, e.cfg.EOSProbability); k < r.maxNew {
+			rng := e.rng
+			if r.greedy { // the same prompt stops at the same token
+				rng = rand.New(rand.NewPCG(r.seed, 0xe05))
+			}
+			if k := eosAfter(rng, e.cfg.EOSProbability); k < r.maxNew {
 				r.limit, r.stop = k, true
 			}
+		}
+		if r.divergeOver >= 0 && load > r.divergeOver {
+			r.text.at = int(mix64(r.seed^divergeSalt) % uint64(r.limit))
+			r.text.alt = mix64(r.seed + divergeSalt)
 		}
 		e.running = append(e.running, r)
 		e.emit(r, 1)
@@ -439,7 +448,7 @@ func (e *engine) cacheOutput(r *request) {
 	if e.vocab == nil {
 		return
 	}
-	e.ids = e.vocab.appendIDs(e.ids[:0], r.seed, 0, r.generated)
+	e.ids = e.vocab.appendIDs(e.ids[:0], r.text, 0, r.generated)
 	e.keys = append(e.keys[:0], r.keys...)
 	e.keys, _ = pageKeys(e.keys, r.chain, len(r.promptIDs), e.ids, e.cfg.PageSize)
 	e.cache.insert(e.keys)

@@ -28,17 +28,22 @@ const (
 	FaultEmpty                 // 200 with zero output tokens
 	FaultHugeLine              // an SSE comment line of Arg MiB before the second content chunk
 	FaultSlowHeaders           // the headers go out Arg seconds late
+	FaultTruncate              // the stream ends cleanly after Arg content chunks: no finish, usage or terminator
+	FaultNoFinish              // the stream's finish reason is null
+	FaultBadUsage              // the usage reports a quarter of the tokens sent
+	FaultBadIndex              // one chunk carries a wrong index (choice, sequence_number, content block)
+	FaultDiverge               // a temperature-0 reply diverges when more than Arg requests run at once
 	numFaultKinds
 )
 
 var faultNames = [numFaultKinds]string{
 	"none", "429", "500", "503", "reset", "disconnect", "stall", "malformed", "error-chunk", "no-done",
-	"empty", "huge-line", "slow-headers",
+	"empty", "huge-line", "slow-headers", "truncate", "no-finish", "bad-usage", "bad-index", "diverge",
 }
 
 // faultArgs are the kinds that take an argument, with its default.
 var faultArgs = map[FaultKind]float64{
-	FaultDisconnect: 2, FaultStall: 2, FaultHugeLine: 10, FaultSlowHeaders: 2,
+	FaultDisconnect: 2, FaultStall: 2, FaultHugeLine: 10, FaultSlowHeaders: 2, FaultTruncate: 2, FaultDiverge: 1,
 }
 
 // FaultKinds lists the names of the kinds that inject something.
@@ -52,8 +57,8 @@ func (k FaultKind) String() string {
 }
 
 // Fault is a kind with its argument (its default when none was given):
-// chunks for disconnect, seconds for stall and slow-headers, MiB for
-// huge-line.
+// chunks for disconnect and truncate, seconds for stall and slow-headers,
+// MiB for huge-line, requests running at once for diverge.
 type Fault struct {
 	Kind FaultKind
 	Arg  float64
@@ -106,8 +111,10 @@ func ParseFault(s string) (Fault, error) {
 		return Fault{}, fmt.Errorf("fault %s: the argument must be a number >= 0, got %q", name, arg)
 	}
 	switch {
-	case kind == FaultDisconnect && x != math.Trunc(x):
-		return Fault{}, fmt.Errorf("fault disconnect: the argument is a whole number of chunks, got %q", arg)
+	case (kind == FaultDisconnect || kind == FaultTruncate) && x != math.Trunc(x):
+		return Fault{}, fmt.Errorf("fault %s: the argument is a whole number of chunks, got %q", name, arg)
+	case kind == FaultDiverge && (x != math.Trunc(x) || x > 1<<20):
+		return Fault{}, fmt.Errorf("fault diverge: the argument is a whole number of requests, got %q", arg)
 	case kind == FaultHugeLine && (x == 0 || x > 1024):
 		return Fault{}, fmt.Errorf("fault huge-line: the argument is MiB in (0, 1024], got %q", arg)
 	case (kind == FaultStall || kind == FaultSlowHeaders) && x > 3600:
@@ -196,21 +203,64 @@ func (f Fault) applies(j *job) bool {
 		}
 		return false
 	}
+	_, trt := j.f.(trtFormat)
+	_, responses := j.f.(responsesFormat)
+	_, native := j.f.(nativeFormat)
+	_, oai := j.f.(completionsFormat)
+	if _, chat := j.f.(chatFormat); chat {
+		oai = true
+	}
 	switch f.Kind {
-	case FaultNoDone:
-		_, trt := j.f.(trtFormat)
+	case FaultNoDone, FaultTruncate:
 		return j.stream && !trt
-	case FaultEmpty:
+	case FaultEmpty, FaultDiverge:
 		return !j.embed
+	case FaultNoFinish: // a Responses stream's terminal event is its finish
+		return j.stream && !trt && !responses
+	case FaultBadUsage: // OpenAI's usage chunk only when asked for
+		return j.stream && (oai && j.usage || !oai && !trt && !native)
+	case FaultBadIndex:
+		return j.stream && !trt && !native
 	}
 	return true
+}
+
+// divergeSalt separates the diverge fault's draws from the text's.
+const divergeSalt = 0xd1e59e5ad1e59e5a
+
+// greedySalt seeds the replies of temperature-0 requests from their
+// prompts.
+const greedySalt = 0x96eed796eed796ee
+
+// promptSeed is the text seed of a temperature-0 request: a function of
+// the server's seed and the prompt's tokens only, so that the same prompt
+// gets the same reply.
+func promptSeed(seed int64, prompt []int) uint64 {
+	h := mix64(uint64(seed) ^ greedySalt)
+	for _, id := range prompt {
+		h = mix64(h ^ uint64(id))
+	}
+	return h
+}
+
+// isGreedy reports a temperature that samples greedily (TensorRT-LLM's
+// clients send 1e-6 for 0).
+func isGreedy(t *float64) bool { return t != nil && *t <= 1e-5 }
+
+// reportedTokens is the completion count a reply's usage reports for n
+// tokens sent: a quarter of them under the bad-usage fault.
+func (j *job) reportedTokens(n int) int {
+	if j.fault.Kind == FaultBadUsage {
+		return n / 4
+	}
+	return n
 }
 
 // midStream reports the faults that act between content chunks (or, for
 // a whole reply, between its headers and its body).
 func (k FaultKind) midStream() bool {
 	switch k {
-	case FaultDisconnect, FaultStall, FaultMalformed, FaultErrorChunk, FaultHugeLine:
+	case FaultDisconnect, FaultStall, FaultMalformed, FaultErrorChunk, FaultHugeLine, FaultTruncate:
 		return true
 	}
 	return false

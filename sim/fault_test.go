@@ -39,7 +39,7 @@ func TestParseFault(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"418":             `unknown fault "418" (choose from none, 429, 500, 503, reset, disconnect, stall, malformed, error-chunk, no-done, empty, huge-line, slow-headers)`,
+		"418":             `unknown fault "418" (choose from none, 429, 500, 503, reset, disconnect, stall, malformed, error-chunk, no-done, empty, huge-line, slow-headers, truncate, no-finish, bad-usage, bad-index, diverge)`,
 		"429:1":           `fault 429 takes no argument, got "1"`,
 		"stall:-1":        `fault stall: the argument must be a number >= 0, got "-1"`,
 		"stall:nan":       `fault stall: the argument must be a number >= 0, got "nan"`,
@@ -48,7 +48,7 @@ func TestParseFault(t *testing.T) {
 		"huge-line:0":     `fault huge-line: the argument is MiB in (0, 1024], got "0"`,
 		"huge-line:2000":  `fault huge-line: the argument is MiB in (0, 1024], got "2000"`,
 		"slow-headers:x":  `fault slow-headers: the argument must be a number >= 0, got "x"`,
-		"":                `unknown fault "" (choose from none, 429, 500, 503, reset, disconnect, stall, malformed, error-chunk, no-done, empty, huge-line, slow-headers)`,
+		"":                `unknown fault "" (choose from none, 429, 500, 503, reset, disconnect, stall, malformed, error-chunk, no-done, empty, huge-line, slow-headers, truncate, no-finish, bad-usage, bad-index, diverge)`,
 		"error-chunk:1:2": `fault error-chunk takes no argument, got "1:2"`,
 	}
 	for s, want := range bad {
@@ -273,6 +273,27 @@ func TestFaultsOnTheStream(t *testing.T) {
 				t.Errorf("error %v, %d chunks, headers after %v", r.err, textChunks(data), r.headers)
 			}
 		}},
+		{"truncate:2", func(t *testing.T, r faultReply, data []string, _ []int) {
+			// A clean end of the body after two chunks: no finish, usage or [DONE].
+			if r.err != nil || len(data) != 2 || textChunks(data) != 2 || strings.Contains(string(r.body), `"finish_reason":"`) {
+				t.Errorf("error %v, %q", r.err, data)
+			}
+		}},
+		{"no-finish", func(t *testing.T, r faultReply, data []string, _ []int) {
+			if r.err != nil || textChunks(data) != 6 || data[len(data)-1] != "[DONE]" || strings.Contains(string(r.body), `"finish_reason":"`) {
+				t.Errorf("error %v, %q", r.err, data)
+			}
+		}},
+		{"bad-usage", func(t *testing.T, r faultReply, data []string, _ []int) {
+			if r.err != nil || textChunks(data) != 6 || !strings.Contains(data[len(data)-2], `"completion_tokens":1,`) {
+				t.Errorf("error %v, %q", r.err, data)
+			}
+		}},
+		{"bad-index", func(t *testing.T, r faultReply, data []string, _ []int) {
+			if r.err != nil || textChunks(data) != 6 || !strings.Contains(data[1], `"index":1,`) || strings.Contains(data[2], `"index":1,`) {
+				t.Errorf("error %v, %q", r.err, data)
+			}
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.fault, func(t *testing.T) {
@@ -308,7 +329,7 @@ func TestFaultsOnTheStream(t *testing.T) {
 		}
 	}
 	metrics := string(do(t, http.MethodGet, url+"/metrics", "").body)
-	for kind, n := range map[string]int{"429": 1, "disconnect": 2, "stall": 1, "empty": 1, "no-done": 1, "huge-line": 1, "slow-headers": 1} {
+	for kind, n := range map[string]int{"429": 1, "disconnect": 2, "stall": 1, "empty": 1, "no-done": 1, "huge-line": 1, "slow-headers": 1, "truncate": 1, "bad-index": 1} {
 		want := `sim:faults_injected_total{kind="` + kind + `",model_name="benchserve-sim"} ` + strconv.Itoa(n) + "\n"
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %q", want)

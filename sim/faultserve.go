@@ -130,7 +130,7 @@ func (j *job) serveEmpty(w http.ResponseWriter) {
 
 // faultAfter is how many content chunks go out before a mid-stream fault.
 func (j *job) faultAfter() int {
-	if j.fault.Kind == FaultDisconnect {
+	if j.fault.Kind == FaultDisconnect || j.fault.Kind == FaultTruncate {
 		return int(j.fault.Arg)
 	}
 	return 1
@@ -153,6 +153,17 @@ func (j *job) streamFault(w http.ResponseWriter, rc *http.ResponseController, ct
 			w.Write(padding(j.fault.Arg, 'x')) //nolint:errcheck // likewise
 			writeFlush(w, rc, []byte("\n\n"))  //nolint:errcheck
 		}
+	case FaultTruncate:
+		if !p.done {
+			j.s.eng.abort(j.req)
+		}
+		p.avail, p.reason = from, finAbort
+		j.lastWrite()
+		j.rec.err = fmt.Sprintf("fault: the stream ended after %d content chunks, without its end", j.sent)
+		// Returning ends the chunked body cleanly: the client reads a
+		// complete response that lacks the stream's end.
+		j.finish(p, j.s.since(time.Now()))
+		return true
 	case FaultDisconnect, FaultErrorChunk:
 		if !p.done {
 			j.s.eng.abort(j.req)

@@ -269,7 +269,8 @@ func TestTextRetokenizes(t *testing.T) {
 		if len(v.text) != len(candidates) {
 			t.Errorf("%s: %d of %d words are single tokens", name, len(v.text), len(candidates))
 		}
-		for seed := range uint64(20) {
+		for n := range uint64(20) {
+			seed := textSeed{seed: n, alt: n + 1, at: int(n)*40 - 1}
 			text := string(v.appendText(nil, seed, 0, 500))
 			if n := tok.Count(text); n != 500 {
 				t.Errorf("%s seed %d: 500 words are %d tokens", name, seed, n)

@@ -76,6 +76,7 @@ type job struct {
 	index        int            // a batch's prompt: its position in the list
 	interval     int            // a batch's prompt: SGLang's stream_interval
 	reasoning    int            // leading reply tokens that are reasoning (chat-like formats)
+	greedy       bool           // temperature 0: the reply is a function of the prompt
 
 	req     *request
 	rec     *truthRec
@@ -126,11 +127,19 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, f format) {
 		return
 	}
 	n := s.newID(w, r, j)
-	j.req = newRequest(j.prompt, j.maxNew, j.ignoreEOS, j.embed, s.cfg.PageSize, mix64(uint64(s.cfg.Seed)^n<<1))
+	seed := mix64(uint64(s.cfg.Seed) ^ n<<1)
+	if j.greedy {
+		seed = promptSeed(s.cfg.Seed, j.prompt)
+	}
+	j.req = newRequest(j.prompt, j.maxNew, j.ignoreEOS, j.embed, s.cfg.PageSize, seed)
+	j.req.greedy = j.greedy
 	j.rec = newTruthRec(j.id, r.URL.Path, j.stream, s.since(j.arrival))
 	j.rec.reasoning = j.reasoning
 	s.pickFault(j, forced, hasForced, n)
 	j.rec.fault = j.fault
+	if j.fault.Kind == FaultDiverge {
+		j.req.divergeOver = int(j.fault.Arg)
+	}
 	if !j.early(w, r.Context()) {
 		j.rec.enqueued = s.since(time.Now())
 		// A client that goes away aborts the request; the engine then ends
@@ -363,6 +372,9 @@ func (j *job) finish(p *progress, end int64) {
 	rec.completionTokens, rec.verify = p.avail, p.verify
 	rec.reasoningTokens = min(p.avail, rec.reasoning)
 	rec.finish = p.reason.String()
+	if j.req != nil {
+		rec.divergedAt = j.req.text.at
+	}
 	if end >= 0 {
 		s.met.e2e.observe(time.Duration(end - rec.arrival))
 	}

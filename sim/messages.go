@@ -93,6 +93,7 @@ func (messagesFormat) parse(s *Server, r *http.Request, body []byte, j *job) *ap
 		return e
 	}
 	j.stream, j.ignoreEOS, j.reasoning = q.Stream, q.IgnoreEOS, s.cfg.ReasoningTokens
+	j.greedy = isGreedy(q.Temperature)
 	j.maxNew, e = maxTokens(q.MaxTokens, "max_tokens", 0, 1)
 	return e
 }
@@ -119,16 +120,20 @@ func (messagesFormat) chunk(j *job, b []byte, from, n int, p *progress) []byte {
 		}
 		b = evHead(b, "content_block_delta")
 		b = append(b, `,"index":0,"delta":{"type":"thinking_delta","thinking":"`...)
-		b = j.s.vocab.appendText(b, j.req.seed, from, rk)
+		b = j.s.vocab.appendText(b, j.req.text, from, rk)
 		b = append(b, "\"}}\n\n"...)
 	}
 	if ck > 0 {
 		b = j.msgOpenText(b)
 		b = evHead(b, "content_block_delta")
 		b = append(b, `,"index":`...)
-		b = strconv.AppendInt(b, int64(j.ev.text), 10)
+		index := j.ev.text
+		if j.fault.Kind == FaultBadIndex && j.sent == 1 {
+			index++ // a block that has not started
+		}
+		b = strconv.AppendInt(b, int64(index), 10)
 		b = append(b, `,"delta":{"type":"text_delta","text":"`...)
-		b = j.s.vocab.appendText(b, j.req.seed, from+rk, ck)
+		b = j.s.vocab.appendText(b, j.req.text, from+rk, ck)
 		b = append(b, "\"}}\n\n"...)
 	}
 	if p.done {
@@ -138,10 +143,14 @@ func (messagesFormat) chunk(j *job, b []byte, from, n int, p *progress) []byte {
 		b = strconv.AppendInt(b, int64(j.ev.text), 10)
 		b = append(b, "}\n\n"...)
 		b = evHead(b, "message_delta")
-		b = append(b, `,"delta":{"stop_reason":"`...)
-		b = append(b, stopReason(p)...)
-		b = append(b, `","stop_sequence":null},"usage":{"output_tokens":`...)
-		b = strconv.AppendInt(b, int64(p.avail), 10)
+		b = append(b, `,"delta":{"stop_reason":`...)
+		if j.fault.Kind == FaultNoFinish {
+			b = append(b, "null"...)
+		} else {
+			b = append(append(append(b, '"'), stopReason(p)...), '"')
+		}
+		b = append(b, `,"stop_sequence":null},"usage":{"output_tokens":`...)
+		b = strconv.AppendInt(b, int64(j.reportedTokens(p.avail)), 10)
 		b = append(b, "}}\n\n"...)
 		j.ev.end = len(b)
 		b = append(b, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"...)
@@ -198,13 +207,13 @@ func (messagesFormat) whole(j *job, b []byte, p *progress) []byte {
 	b = append(b, `,"content":[`...)
 	if r > 0 {
 		b = append(b, `{"type":"thinking","thinking":"`...)
-		b = j.s.vocab.appendText(b, j.req.seed, 0, r)
+		b = j.s.vocab.appendText(b, j.req.text, 0, r)
 		b = append(b, `","signature":"`...)
 		b = j.signature(b)
 		b = append(b, `"},`...)
 	}
 	b = append(b, `{"type":"text","text":"`...)
-	b = j.s.vocab.appendText(b, j.req.seed, r, p.avail-r)
+	b = j.s.vocab.appendText(b, j.req.text, r, p.avail-r)
 	b = append(b, `"}],"stop_reason":"`...)
 	b = append(b, stopReason(p)...)
 	b = append(b, `","stop_sequence":null,"usage":{"input_tokens":`...)

@@ -19,9 +19,10 @@ type nativeRequest struct {
 
 // samplingParams are the sampling_params read here.
 type samplingParams struct {
-	MaxNewTokens   *int `json:"max_new_tokens"`
-	IgnoreEOS      bool `json:"ignore_eos"`
-	StreamInterval *int `json:"stream_interval"`
+	MaxNewTokens   *int     `json:"max_new_tokens"`
+	IgnoreEOS      bool     `json:"ignore_eos"`
+	StreamInterval *int     `json:"stream_interval"`
+	Temperature    *float64 `json:"temperature"`
 }
 
 // nativeFormat is SGLang's /generate: every chunk carries the cumulative
@@ -86,6 +87,7 @@ func (nativeFormat) parse(s *Server, r *http.Request, body []byte, j *job) *apiE
 		j.params = append(j.params, pp)
 	}
 	j.maxNew, j.ignoreEOS = j.params[0].maxNew, j.params[0].ignoreEOS
+	j.greedy = isGreedy(sps[0].Temperature)
 	return nil
 }
 
@@ -109,7 +111,7 @@ func (nativeFormat) whole(j *job, b []byte, p *progress) []byte {
 // nativeObject appends {"text","output_ids","meta_info"} after adding
 // tokens [from, from+n) to the text so far.
 func nativeObject(j *job, b []byte, from, n int, p *progress) []byte {
-	v, seed := j.s.vocab, j.req.seed
+	v, seed := j.s.vocab, j.req.text
 	j.text = v.appendText(j.text, seed, from, n)
 	// The ids so far, already written out: each chunk repeats them all.
 	for i := from; i < from+n; i++ {
@@ -126,7 +128,7 @@ func nativeObject(j *job, b []byte, from, n int, p *progress) []byte {
 	b = append(b, j.id...)
 	b = append(b, `","finish_reason":`...)
 	switch {
-	case !p.done:
+	case !p.done || j.fault.Kind == FaultNoFinish:
 		b = append(b, "null"...)
 	case p.reason == finStop:
 		b = append(b, `{"type":"stop","matched":`...)

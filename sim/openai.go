@@ -18,6 +18,7 @@ type oaiRequest struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	IgnoreEOS                 bool            `json:"ignore_eos"`
+	Temperature               *float64        `json:"temperature"`
 	N                         *int            `json:"n"`
 	LoRAPath                  json.RawMessage `json:"lora_path"`
 	ReturnCachedTokensDetails bool            `json:"return_cached_tokens_details"`
@@ -45,7 +46,7 @@ func (s *Server) parseCommon(body []byte, j *job, anyModel bool) (*oaiRequest, *
 	if q.N != nil && *q.N != 1 {
 		return nil, badRequest("n = %d is not supported by the simulator (only 1)", *q.N)
 	}
-	j.stream, j.ignoreEOS = q.Stream, q.IgnoreEOS
+	j.stream, j.ignoreEOS, j.greedy = q.Stream, q.IgnoreEOS, isGreedy(q.Temperature)
 	j.usage = q.StreamOptions != nil && q.StreamOptions.IncludeUsage
 	j.cacheDetails = q.ReturnCachedTokensDetails
 	return &q, nil
@@ -92,7 +93,7 @@ func completionText(j *job, b []byte, from, n int) []byte {
 	}
 	b = oaiHead(b, j, "text_completion")
 	b = append(b, `null,"text":"`...)
-	b = j.s.vocab.appendText(b, j.req.seed, from, n)
+	b = j.s.vocab.appendText(b, j.req.text, from, n)
 	return append(b, "\"}]}\n\n"...)
 }
 
@@ -136,7 +137,7 @@ func (completionsFormat) batchWhole(bt *batch, b []byte) []byte {
 		b = append(b, `,"finish_reason":`...)
 		b = appendJSONString(b, p.reason.String())
 		b = append(b, `,"text":"`...)
-		b = sj.s.vocab.appendText(b, sj.req.seed, 0, p.avail)
+		b = sj.s.vocab.appendText(b, sj.req.text, 0, p.avail)
 		b = append(b, `"}`...)
 	}
 	b = append(b, ']')
@@ -156,7 +157,11 @@ func (j *job) lastChunks(b []byte, object, empty string, p *progress) []byte {
 // content field (empty).
 func (j *job) finishChunk(b []byte, object, empty string, p *progress) []byte {
 	b = oaiHead(b, j, object)
-	b = appendJSONString(b, p.reason.String())
+	if j.fault.Kind == FaultNoFinish {
+		b = append(b, "null"...)
+	} else {
+		b = appendJSONString(b, p.reason.String())
+	}
 	b = append(b, ',')
 	b = append(b, empty...)
 	b = append(b, '}', ']')
@@ -167,7 +172,7 @@ func (j *job) finishChunk(b []byte, object, empty string, p *progress) []byte {
 func (completionsFormat) whole(j *job, b []byte, p *progress) []byte {
 	b = oaiObject(b, j, "text_completion", p)
 	b = append(b, `"text":"`...)
-	b = j.s.vocab.appendText(b, j.req.seed, 0, p.avail)
+	b = j.s.vocab.appendText(b, j.req.text, 0, p.avail)
 	b = append(b, `"}]`...)
 	b = j.sglext(b, p)
 	return append(b, '}')
@@ -240,7 +245,7 @@ func (chatFormat) whole(j *job, b []byte, p *progress) []byte {
 // [from, from+n): the first --reasoning-tokens of the reply go to
 // reasoning_content, the rest to content.
 func (j *job) chatText(b []byte, from, n int) []byte {
-	v, seed, r := j.s.vocab, j.req.seed, j.reasoning
+	v, seed, r := j.s.vocab, j.req.text, j.reasoning
 	if from < r {
 		k := min(n, r-from)
 		b = append(b, `"reasoning_content":"`...)
@@ -263,7 +268,11 @@ func (j *job) chatText(b []byte, from, n int) []byte {
 func oaiHead(b []byte, j *job, object string) []byte {
 	b = oaiIdentity(append(b, "data: "...), j, object)
 	b = append(b, `,"usage":null,"choices":[{"index":`...)
-	b = strconv.AppendInt(b, int64(j.index), 10)
+	index := j.index
+	if j.fault.Kind == FaultBadIndex && j.sent == 1 {
+		index++ // the second content chunk names another choice
+	}
+	b = strconv.AppendInt(b, int64(index), 10)
 	return append(b, `,"finish_reason":`...)
 }
 
@@ -300,7 +309,7 @@ func (j *job) usageChunk(b []byte, object string, prompt int, p *progress) []byt
 	}
 	b = oaiIdentity(append(b, "data: "...), j, object)
 	b = append(b, `,"usage":`...)
-	b = usageObject(b, prompt, p.avail, p.cached)
+	b = usageObject(b, prompt, j.reportedTokens(p.avail), p.cached)
 	return append(b, `,"choices":[]}`+"\n\n"...)
 }
 

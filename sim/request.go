@@ -49,6 +49,15 @@ type request struct {
 	ignoreEOS bool
 	embed     bool // prefill only
 	seed      uint64
+	// text picks the reply's words (its seed is seed; the engine sets
+	// where it diverges before the first token); divergeOver, >= 0 for
+	// the diverge fault, is the requests running at once above which it
+	// diverges.
+	text        textSeed
+	divergeOver int
+	// greedy: temperature 0, so the seed is the prompt's and the reply
+	// stops where the prompt's own draw says (deterministic).
+	greedy bool
 
 	notify  chan struct{} // capacity 1: "out changed"
 	aborted atomic.Bool
@@ -84,6 +93,7 @@ type progress struct {
 func newRequest(ids []int, maxNew int, ignoreEOS, embed bool, pageSize int, seed uint64) *request {
 	r := &request{
 		promptIDs: ids, maxNew: maxNew, ignoreEOS: ignoreEOS, embed: embed, seed: seed,
+		text: textSeed{seed: seed, at: -1}, divergeOver: -1,
 		notify: make(chan struct{}, 1),
 	}
 	r.keys, r.chain = pageKeys(make([]uint64, 0, len(ids)/pageSize), 0, 0, ids, pageSize)

@@ -10,6 +10,8 @@ type trtRequest struct {
 	TextInput *string `json:"text_input"`
 	MaxTokens *int    `json:"max_tokens"`
 	MinLength int     `json:"min_length"`
+	// Temperature: benchserve sends 1e-6, TensorRT-LLM's greedy.
+	Temperature *float64 `json:"temperature"`
 }
 
 // trtFormat is Triton's generate extension with the TensorRT-LLM ensemble:
@@ -45,7 +47,7 @@ func (f trtFormat) parse(s *Server, r *http.Request, body []byte, j *job) *apiEr
 	j.prompt = s.tok.Encode(*q.TextInput, true)
 	// benchserve asks for exactly max_tokens with min_length = max_tokens.
 	j.ignoreEOS = q.MinLength >= j.maxNew
-	j.stream = f.stream
+	j.stream, j.greedy = f.stream, isGreedy(q.Temperature)
 	j.model = r.PathValue("model")
 	return nil
 }
@@ -72,6 +74,6 @@ func trtObject(j *job, b []byte, from, n int) []byte {
 		b = append(b, "0.0"...)
 	}
 	b = append(b, `],"sequence_end":false,"sequence_id":0,"sequence_start":false,"text_output":"`...)
-	b = j.s.vocab.appendText(b, j.req.seed, from, n)
+	b = j.s.vocab.appendText(b, j.req.text, from, n)
 	return append(b, `"}`...)
 }

@@ -33,9 +33,12 @@ type truthRec struct {
 	promptTokens, cachedTokens, completionTokens int
 	reasoningTokens                              int
 	verify                                       int
-	finish                                       string
-	err                                          string
-	fault                                        Fault
+	// divergedAt is the token from which the reply diverged (the
+	// diverge fault under load; -1: it did not).
+	divergedAt int
+	finish     string
+	err        string
+	fault      Fault
 
 	// chunks holds, per content chunk, three uvarints: nanoseconds since
 	// the previous content chunk (the first: since arrival), its tokens, and
@@ -48,7 +51,7 @@ func newTruthRec(id, endpoint string, stream bool, arrival int64) *truthRec {
 	return &truthRec{
 		id: id, endpoint: endpoint, stream: stream, arrival: arrival,
 		enqueued: -1, prefillStart: -1, prefillEnd: -1, firstChunk: -1, lastChunk: -1, end: -1,
-		firstContent: -1, cancelled: -1,
+		firstContent: -1, cancelled: -1, divergedAt: -1,
 	}
 }
 
@@ -202,6 +205,12 @@ func (r *truthRec) appendJSON(b []byte) []byte {
 		} else {
 			b = append(b, "null"...)
 		}
+	}
+	b = append(b, `,"diverged_at":`...)
+	if r.divergedAt < 0 {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, int64(r.divergedAt), 10)
 	}
 	b = append(b, `,"chunks":[`...)
 	t, rest := r.arrival, r.chunks

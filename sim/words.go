@@ -46,13 +46,30 @@ func newVocab(tok tokenizer.Tokenizer) (*vocab, error) {
 	return v, nil
 }
 
-// word returns the index of token i of the output seeded by seed.
-func (v *vocab) word(seed uint64, i int) int {
-	return int(mix64(seed+uint64(i)*0x9e3779b97f4a7c15) % uint64(len(v.text)))
+// textSeed picks the words of a reply: token i is drawn from seed, or,
+// from token at on (at >= 0: the reply diverged, the diverge fault), from
+// alt, token at then differing from the undiverged reply's.
+type textSeed struct {
+	seed, alt uint64
+	at        int
+}
+
+// word returns the index of token i of the output seeded by s.
+func (v *vocab) word(s textSeed, i int) int {
+	n := uint64(len(v.text))
+	w := int(mix64(s.seed+uint64(i)*0x9e3779b97f4a7c15) % n)
+	if s.at >= 0 && i >= s.at {
+		d := int(mix64(s.alt+uint64(i)*0x9e3779b97f4a7c15) % n)
+		if i == s.at && d == w {
+			d = (w + 1) % int(n)
+		}
+		w = d
+	}
+	return w
 }
 
 // appendText appends the text of tokens [from, from+n).
-func (v *vocab) appendText(dst []byte, seed uint64, from, n int) []byte {
+func (v *vocab) appendText(dst []byte, seed textSeed, from, n int) []byte {
 	for i := from; i < from+n; i++ {
 		dst = append(dst, v.text[v.word(seed, i)]...)
 	}
@@ -60,7 +77,7 @@ func (v *vocab) appendText(dst []byte, seed uint64, from, n int) []byte {
 }
 
 // appendIDs appends the ids of tokens [from, from+n) to dst.
-func (v *vocab) appendIDs(dst []int, seed uint64, from, n int) []int {
+func (v *vocab) appendIDs(dst []int, seed textSeed, from, n int) []int {
 	for i := from; i < from+n; i++ {
 		dst = append(dst, v.ids[v.word(seed, i)])
 	}

@@ -368,6 +368,9 @@ var flags = withDatasets([]flag{
 	{gDataset, argparse.Option{Name: "--per-turn-input-len", Type: integ, Metavar: "L",
 		Help: "With --session-turns: the new input tokens of each turn after the first (drawn with --random-range-ratio). Default: --random-input-len."},
 		ptr(func(c *cfg) **int { return &c.PerTurnInputLen })},
+	{gOutput, argparse.Option{Name: "--consistency-probes", Type: integ, Default: 0, Metavar: "N",
+		Help: "Send N rows of the dataset (seeded) at temperature 0 once on the idle server after the warmup, and again spread across the run under its load; report the share whose reply differs and the first token that differs (with --output-details, the first divergent texts). Probes are not in the run's figures."},
+		val(func(c *cfg) *int { return &c.ConsistencyProbes })},
 })
 
 // datasetFlag places a flag a dataset declares (package dataset, in the
