@@ -368,6 +368,12 @@ var flags = withDatasets([]flag{
 	{gDataset, argparse.Option{Name: "--per-turn-input-len", Type: integ, Metavar: "L",
 		Help: "With --session-turns: the new input tokens of each turn after the first (drawn with --random-range-ratio). Default: --random-input-len."},
 		ptr(func(c *cfg) **int { return &c.PerTurnInputLen })},
+	{gOutput, argparse.Option{Name: "--save-plan", Type: str, Metavar: "FILE",
+		Help: "Write the plan before sending: a header line, then each request's planned offset, path, headers (without secrets) and exact body, one JSON line each (docs/plan-format.md), for --replay-plan."},
+		ptr(func(c *cfg) **string { return &c.SavePlan })},
+	{gTraffic, argparse.Option{Name: "--replay-plan", Type: str, Metavar: "FILE",
+		Help: "Send a --save-plan file's requests, byte for byte, at their offsets, to this run's target; no dataset is read. Its backend, model, --request-rate and --max-concurrency are the defaults; a --request-rate given scales the offsets, a --max-concurrency given caps them."},
+		ptr(func(c *cfg) **string { return &c.ReplayPlan })},
 })
 
 // datasetFlag places a flag a dataset declares (package dataset, in the
