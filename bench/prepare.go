@@ -91,8 +91,12 @@ func (p *Plan) closeServers() {
 }
 
 // Closed reports a closed-loop run: no request has an intended send time
-// of its own (--request-rate inf without a ramp or trace times).
+// of its own (--request-rate inf without a ramp or trace times; a replay
+// whose offsets are all 0).
 func (p *Plan) Closed() bool {
+	if p.replay != nil {
+		return p.Slots[len(p.Slots)-1].At == 0
+	}
 	return math.IsInf(p.Config.RequestRate, 1) && p.traffic.ramp == nil && !p.Rows[0].HasTimestamp
 }
 
