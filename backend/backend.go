@@ -109,6 +109,12 @@ type Input struct {
 	// temperature 0 whatever the flags and the extra body say, its text
 	// kept whatever Options.DropText says.
 	Probe bool
+	// Body, when set, is sent as it is instead of the body the protocol
+	// builds from the fields above (a replayed plan's).
+	Body []byte
+	// Header, when set, is added to the client's headers, replacing those
+	// of the same names (a replayed plan's headers).
+	Header http.Header
 }
 
 // RoutingKeyHeader carries Input.RoutingKey.
@@ -241,12 +247,15 @@ const requestIDHeader = "X-Request-Id"
 func (c *Client) headerFor(in *Input) http.Header {
 	route := in.RoutingKey != "" && c.spec.Headers && !c.proto.noRoutingKey
 	id := in.ID != "" && c.ownID
-	if !route && !id {
+	if !route && !id && in.Header == nil {
 		return c.header
 	}
-	h := make(http.Header, len(c.header)+2)
+	h := make(http.Header, len(c.header)+len(in.Header)+2)
 	for k, v := range c.header {
 		h[k] = v // shared, read-only
+	}
+	for k, v := range in.Header {
+		h[http.CanonicalHeaderKey(k)] = v // shared, read-only
 	}
 	if route {
 		h.Set(RoutingKeyHeader, in.RoutingKey)
@@ -255,4 +264,14 @@ func (c *Client) headerFor(in *Input) http.Header {
 		h.Set(requestIDHeader, in.ID)
 	}
 	return h
+}
+
+// Planned is what the request in would carry, without sending it: the
+// path after the base URL, the headers (the X-Request-Id each send adds
+// is not among them) and the body, byte for byte. A plan file
+// (--save-plan) keeps them.
+func (c *Client) Planned(in *Input) (path string, h http.Header, body []byte) {
+	q := *in
+	q.ID = ""
+	return c.spec.Path(), c.headerFor(&q).Clone(), c.Body(&q)
 }

@@ -138,8 +138,11 @@ func (s Spec) Auth(h http.Header, getenv func(string) string) http.Header {
 }
 
 // Body returns the request body for in, byte for byte what the reference
-// tool's json.dumps(payload) sends.
+// tool's json.dumps(payload) sends (in.Body when it is set).
 func (c *Client) Body(in *Input) []byte {
+	if in.Body != nil {
+		return in.Body
+	}
 	if c.proto == nil {
 		return (&pyjson.Object{}).Bytes()
 	}

@@ -127,6 +127,12 @@ type Config struct {
 	ServerMetricsURL      *string // default: the server's /metrics
 	ServerMetricsFile     *string // the reads' time series, one JSON line each
 
+	// The plan file (ours): --save-plan writes every request's offset and
+	// bytes before sending; --replay-plan sends a saved plan's instead of
+	// a dataset's.
+	SavePlan   *string
+	ReplayPlan *string
+
 	// Profiling
 	Profile           bool
 	ProfileActivities []string

@@ -98,16 +98,16 @@ func (a *arena) all() []record.Record {
 }
 
 // input is what the backend sends for row.
-func (r *runner) input(row *dataset.Row, outputLen int, lora string) *backend.Input {
-	extra := r.Extra
+func (p *Plan) input(row *dataset.Row, outputLen int, lora string) *backend.Input {
+	extra := p.Extra
 	if row.Extra != nil && row.Extra.Len() > 0 {
-		extra = r.Extra.Clone()
+		extra = p.Extra.Clone()
 		extra.Update(row.Extra)
 	}
 	return &backend.Input{
 		Text: row.Text, IDs: row.IDs, Messages: row.Messages,
 		PromptLen: row.PromptLen, OutputLen: outputLen,
-		Model: r.Model, LoRA: lora, Images: row.Images, RoutingKey: row.RoutingKey,
+		Model: p.Model, LoRA: lora, Images: row.Images, RoutingKey: row.RoutingKey,
 		Extra: extra,
 	}
 }
@@ -276,7 +276,7 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 			}
 			// This goroutine ends once the request is written; the
 			// rest runs when its reply has ended (backend.Client.Start).
-			r.start(inflight, r.input(row, out, slot.LoRA), &mine[0], start, ended, free, func() {
+			r.start(inflight, r.inputAt(pos, row, out, slot.LoRA), &mine[0], start, ended, free, func() {
 				ph.bar.add()
 				finish()
 			})

@@ -10,7 +10,7 @@ import (
 // checkFiles opens what the run reads and writes (the dataset file, the
 // result and record files), so that a missing or unwritable one is named
 // before the run waits for the server.
-func checkFiles(cfg *Config, outputFile string) error {
+func checkFiles(cfg *Config, outputFile string, replay bool) error {
 	if err := report.CheckWritable(outputFile); err != nil {
 		return failure("--output-file: %v", err)
 	}
@@ -23,6 +23,9 @@ func checkFiles(cfg *Config, outputFile string) error {
 		if err := report.CheckWritable(*cfg.SteadyStateOutputFile); err != nil {
 			return failure("--steady-state-output-file: %v", errors.Unwrap(err))
 		}
+	}
+	if replay {
+		return nil // no dataset is read
 	}
 	if err := dataset.CheckPath(datasetParams(cfg, "")); err != nil {
 		return failure("%v", err)

@@ -67,6 +67,10 @@ type Plan struct {
 	py   pyrand.Python
 	np   pyrand.NumPy
 	lora schedule.LoRA
+	// tokID names the tokenizer (a saved plan's header says it); replay
+	// is the plan file a replay sends (nil: the rows are a dataset's).
+	tokID  string
+	replay *replay
 }
 
 // Close closes the idle keep-alive connections, so that a process that
@@ -87,8 +91,12 @@ func (p *Plan) closeServers() {
 }
 
 // Closed reports a closed-loop run: no request has an intended send time
-// of its own (--request-rate inf without a ramp or trace times).
+// of its own (--request-rate inf without a ramp or trace times; a replay
+// whose offsets are all 0).
 func (p *Plan) Closed() bool {
+	if p.replay != nil {
+		return p.Slots[len(p.Slots)-1].At == 0
+	}
 	return math.IsInf(p.Config.RequestRate, 1) && p.traffic.ramp == nil && !p.Rows[0].HasTimestamp
 }
 
@@ -106,6 +114,10 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 		return nil, err
 	}
 	ld, g, err := parseOurs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rp, err := checkPlanFlags(cfg, ld)
 	if err != nil {
 		return nil, err
 	}
@@ -128,8 +140,8 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 	}
 	bases := baseURLs(cfg, port)
 	base := bases[0]
-	p := &Plan{Config: cfg, Env: env, Extra: extra, OutputFile: outputFile(cfg, env.Now()), gates: g, traffic: ld, runawayOnce: &sync.Once{}}
-	if err := checkFiles(cfg, p.OutputFile); err != nil {
+	p := &Plan{Config: cfg, Env: env, Extra: extra, OutputFile: outputFile(cfg, env.Now()), gates: g, traffic: ld, runawayOnce: &sync.Once{}, replay: rp}
+	if err := checkFiles(cfg, p.OutputFile, rp != nil); err != nil {
 		return nil, err
 	}
 	auth := authHeader(env.Getenv)
@@ -175,6 +187,19 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 	for _, b := range bases {
 		if err := p.makeClient(b, auth, hopt); err != nil {
 			p.closeServers()
+			return nil, err
+		}
+	}
+	if rp != nil {
+		own := auth.Clone()
+		for k, v := range customHeaders(cfg.Header) {
+			own[k] = v
+		}
+		rp.keepOwnHeaders(own)
+	}
+	if cfg.SavePlan != nil {
+		if err := p.savePlan(); err != nil {
+			p.Close()
 			return nil, err
 		}
 	}
@@ -237,22 +262,21 @@ func (p *Plan) findModel(ctx context.Context, cfg *Config, base string) (model s
 	return m, true, nil
 }
 
-// load resolves the tokenizer and builds and schedules the rows.
+// load resolves the tokenizer and builds and schedules the rows (or, for
+// a replay, takes them from the plan file).
 func (p *Plan) load(ctx context.Context, model string, detected bool, py *pyrand.Python, np *pyrand.NumPy) error {
+	if p.replay != nil {
+		return p.loadReplay(ctx)
+	}
 	cfg, env := p.Config, p.Env
 	tokID, tokFrom := tokenizerID(ctx, cfg, p.Server, model, detected)
+	if err := p.resolveTokenizer(ctx, tokID, tokFrom); err != nil {
+		return err
+	}
 	hc := hub.FromEnv(env.Getenv)
 	hc.Progress = env.Stderr
-	tok, err := tokenizer.Resolve(ctx, tokID, tokenizer.ResolveOptions{Hub: hc, Getenv: env.Getenv})
-	if err != nil {
-		return tokenizerError(tokFrom, err)
-	}
-	p.Tok = tok
-	if spec, _ := backend.Lookup(cfg.Backend); !spec.Embedding {
-		fmt.Fprint(env.Stdout, tokenizer.NoChatTemplateWarning(tok))
-	}
 	rows, err := dataset.Load(ctx, datasetParams(cfg, model), dataset.Env{
-		Tok: tok, Py: py, NP: np, Out: env.Stdout, CacheDir: dataset.CacheDir(env.Getenv), HTTP: hc.HTTP,
+		Tok: p.Tok, Py: py, NP: np, Out: env.Stdout, CacheDir: dataset.CacheDir(env.Getenv), HTTP: hc.HTTP,
 		Progress: env.Stderr, // long builds say how far they are; stdout keeps the reference's lines
 		Fetch: func(ctx context.Context, repoType, repoID, file string) (string, error) {
 			return hc.Download(ctx, repoType, repoID, file, "main")
@@ -270,6 +294,23 @@ func (p *Plan) load(ctx context.Context, model string, detected bool, py *pyrand
 	}
 	p.Rows, p.py, p.np, p.lora = rows, *py, *np, lora
 	return p.plan(lora, py, np)
+}
+
+// resolveTokenizer loads the tokenizer tokID names (from says where it
+// was named, for the error).
+func (p *Plan) resolveTokenizer(ctx context.Context, tokID string, from int) error {
+	cfg, env := p.Config, p.Env
+	hc := hub.FromEnv(env.Getenv)
+	hc.Progress = env.Stderr
+	tok, err := tokenizer.Resolve(ctx, tokID, tokenizer.ResolveOptions{Hub: hc, Getenv: env.Getenv})
+	if err != nil {
+		return tokenizerError(from, err)
+	}
+	p.Tok, p.tokID = tok, tokID
+	if spec, _ := backend.Lookup(cfg.Backend); !spec.Embedding {
+		fmt.Fprint(env.Stdout, tokenizer.NoChatTemplateWarning(tok))
+	}
+	return nil
 }
 
 // makeClient makes the requests' client: the backend's, with the auth and

@@ -73,6 +73,7 @@ func Summarize(p *Plan, e *Execution) *report.Result {
 func (p *Plan) result(e *Execution, run report.Run, sum metrics.Summary, check metrics.SelfCheck) *report.Result {
 	ld := p.traffic.report(p.Config)
 	ld.NotSent, ld.RoundsNotSent = e.NotSentAtEnd, e.RoundsNotSent
+	p.planReport(&ld)
 	if r := p.traffic.ramp; r != nil {
 		run.RateLabel = fmt.Sprintf("%s %s-%s", r.Strategy, fmtFloat(r.Start), fmtFloat(r.End))
 	}

@@ -116,6 +116,10 @@ type Load struct {
 	RampStart, RampEnd  float64
 	RampOver            float64
 	ConcurrencyRampOver float64 // --concurrency-ramp-duration, seconds
+	// SavedPlan is --save-plan's file ("": none); Replay the plan the run
+	// sent (--replay-plan; nil: none).
+	SavedPlan string
+	Replay    *Replay
 }
 
 // Gate checks ts against the result's numeric keys and keeps the
@@ -412,7 +416,7 @@ func (l Load) rows() []Row {
 	if l.ConcurrencyRampOver > 0 {
 		rows = append(rows, Row{"Concurrency ramp (s):", F(l.ConcurrencyRampOver)})
 	}
-	return rows
+	return append(rows, l.planRows()...)
 }
 
 // keys writes the same as JSONL keys.
@@ -437,6 +441,7 @@ func (l Load) keys(o *pyjson.Object) {
 	if l.ConcurrencyRampOver > 0 {
 		o.Set("concurrency_ramp_duration_s", pyjson.Float(l.ConcurrencyRampOver))
 	}
+	l.planKeys(o)
 }
 
 func floats(v []float64) []byte {

@@ -91,6 +91,7 @@ func (s *Server) generateBatch(w http.ResponseWriter, r *http.Request, j *job) {
 	bt := newBatch(s, r, j, n)
 	s.pickFault(j, forced, hasForced, n)
 	j.rec = newTruthRec(j.id, r.URL.Path, j.stream, s.since(j.arrival))
+	j.rec.body = j.bodyHash
 	if j.early(w, r.Context()) {
 		for _, sj := range bt.subs {
 			sj.rec.fault, sj.rec.err, sj.rec.end = j.fault, j.rec.err, j.rec.end
@@ -139,7 +140,7 @@ func newBatch(s *Server, r *http.Request, j *job, n uint64) *batch {
 		sj.req = newRequest(p, pp.maxNew, pp.ignoreEOS, false, s.cfg.PageSize, mix64(seed^uint64(i+1)*0x9e3779b97f4a7c15))
 		sj.req.notify = bt.notify
 		sj.rec = newTruthRec(j.id+"-"+strconv.Itoa(i), r.URL.Path, j.stream, s.since(j.arrival))
-		sj.rec.batch, sj.rec.index = j.id, i
+		sj.rec.batch, sj.rec.index, sj.rec.body = j.id, i, j.bodyHash
 		bt.subs = append(bt.subs, sj)
 	}
 	return bt

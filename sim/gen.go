@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net/http"
@@ -60,6 +61,9 @@ type job struct {
 	id      string
 	created int64 // Unix seconds at arrival
 	arrival time.Time
+	// bodyHash is the SHA-256 of the request body, for the truth: a
+	// replayed plan's bytes can be checked against what was received.
+	bodyHash [sha256.Size]byte
 
 	// Filled by parse.
 	model        string // as echoed in replies
@@ -109,6 +113,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, f format) {
 		f.fail(w, badRequest("reading the request body: %v", err))
 		return
 	}
+	j.bodyHash = sha256.Sum256(body)
 	if e := f.parse(s, r, body, j); e != nil {
 		f.fail(w, e)
 		return
@@ -134,7 +139,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, f format) {
 	j.req = newRequest(j.prompt, j.maxNew, j.ignoreEOS, j.embed, s.cfg.PageSize, seed)
 	j.req.greedy = j.greedy
 	j.rec = newTruthRec(j.id, r.URL.Path, j.stream, s.since(j.arrival))
-	j.rec.reasoning = j.reasoning
+	j.rec.body, j.rec.reasoning = j.bodyHash, j.reasoning
 	s.pickFault(j, forced, hasForced, n)
 	j.rec.fault = j.fault
 	if j.fault.Kind == FaultDiverge {

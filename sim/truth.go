@@ -2,7 +2,9 @@ package sim
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"io"
 	"strconv"
 	"sync"
@@ -15,8 +17,9 @@ type truthRec struct {
 	id       string
 	endpoint string
 	stream   bool
-	batch    string // a batch's prompt: the batch request's id ("": not batched)
-	index    int    // and its position in the batch
+	body     [sha256.Size]byte // the request body's SHA-256 (a batch's prompts: the batch's)
+	batch    string            // a batch's prompt: the batch request's id ("": not batched)
+	index    int               // and its position in the batch
 
 	arrival, enqueued          int64
 	prefillStart, prefillEnd   int64
@@ -156,6 +159,9 @@ func (r *truthRec) appendJSON(b []byte) []byte {
 	b = appendJSONString(b, r.endpoint)
 	b = append(b, `,"stream":`...)
 	b = strconv.AppendBool(b, r.stream)
+	b = append(b, `,"body_sha256":"`...)
+	b = hex.AppendEncode(b, r.body[:])
+	b = append(b, '"')
 	if r.batch != "" {
 		b = append(b, `,"batch":`...)
 		b = appendJSONString(b, r.batch)

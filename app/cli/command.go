@@ -116,6 +116,9 @@ func setUp(cfg *bench.Config, given map[string]bool, pio IO, name string) (stop 
 	if err := http1.CheckReceive(pio.Getenv(receiveEnv)); err != nil {
 		return stop, &exit.Error{Code: exit.Usage, Msg: receiveEnv + ": " + err.Error()}
 	}
+	if err := settlePlan(cfg, given); err != nil {
+		return stop, err
+	}
 	var notes []string
 	if cfg.Sim {
 		if notes, err = simDefaults(cfg, given); err != nil {

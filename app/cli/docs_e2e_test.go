@@ -309,10 +309,22 @@ func TestDocsSimCommandsRun(t *testing.T) {
 	}
 	env := map[string]string{"HF_HUB_OFFLINE": "1", "HOME": dir, "XDG_CACHE_HOME": filepath.Join(dir, "cache")}
 	// Two at a time: most of a command's time is the simulator's modelled
-	// waits, and the test should end within about a minute.
-	todo := make(chan docCmd, len(cmds))
+	// waits, and the test should end within about a minute. The commands
+	// of one line (a && chain: a plan saved, then replayed) run in order.
+	var lines [][]docCmd
+	at := map[string]int{}
 	for _, c := range cmds {
-		todo <- c
+		i, ok := at[c.where]
+		if !ok {
+			i = len(lines)
+			at[c.where] = i
+			lines = append(lines, nil)
+		}
+		lines[i] = append(lines[i], c)
+	}
+	todo := make(chan []docCmd, len(lines))
+	for _, l := range lines {
+		todo <- l
 	}
 	close(todo)
 	var wg sync.WaitGroup
@@ -320,8 +332,10 @@ func TestDocsSimCommandsRun(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for c := range todo {
-				runDocCommand(t, env, c)
+			for l := range todo {
+				for _, c := range l {
+					runDocCommand(t, env, c)
+				}
 			}
 		}()
 	}

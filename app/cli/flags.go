@@ -371,6 +371,12 @@ var flags = withDatasets([]flag{
 	{gOutput, argparse.Option{Name: "--consistency-probes", Type: integ, Default: 0, Metavar: "N",
 		Help: "Send N rows of the dataset (seeded) at temperature 0 once on the idle server after the warmup, and again spread across the run under its load; report the share whose reply differs and the first token that differs (with --output-details, the first divergent texts). Probes are not in the run's figures."},
 		val(func(c *cfg) *int { return &c.ConsistencyProbes })},
+	{gOutput, argparse.Option{Name: "--save-plan", Type: str, Metavar: "FILE",
+		Help: "Write the plan before sending: a header line, then each request's planned offset, path, headers (without secrets) and exact body, one JSON line each (docs/plan-format.md), for --replay-plan."},
+		ptr(func(c *cfg) **string { return &c.SavePlan })},
+	{gTraffic, argparse.Option{Name: "--replay-plan", Type: str, Metavar: "FILE",
+		Help: "Send a --save-plan file's requests, byte for byte, at their offsets, to this run's target; no dataset is read. Its backend, model, --request-rate and --max-concurrency are the defaults; a --request-rate given scales the offsets, a --max-concurrency given caps them."},
+		ptr(func(c *cfg) **string { return &c.ReplayPlan })},
 })
 
 // datasetFlag places a flag a dataset declares (package dataset, in the

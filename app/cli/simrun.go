@@ -71,7 +71,7 @@ func simDefaults(cfg *bench.Config, given map[string]bool) (notes []string, err 
 		cfg.RandomInputLen, cfg.RandomOutputLen = demo.in, demo.outp
 		return []string{"--sim alone runs a short demo: " + demoFlags + " (with any other flag, the main command's defaults apply)"}, nil
 	}
-	if what := datasetSpec(cfg).Downloads; what != "" && cfg.DatasetPath == "" {
+	if what := datasetSpec(cfg).Downloads; what != "" && cfg.DatasetPath == "" && cfg.ReplayPlan == nil {
 		name := "--dataset-name " + cfg.DatasetName
 		if !given["--dataset-name"] {
 			name += " (the default)"

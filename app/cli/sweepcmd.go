@@ -100,6 +100,11 @@ func parseSweep(args []string, cols int) (*sweep.Config, map[string]bool, error)
 	if err := checkParsed(base); err != nil {
 		return nil, nil, err
 	}
+	for _, f := range []string{"--save-plan", "--replay-plan"} {
+		if given[f] {
+			return nil, nil, &UsageError{Msg: f + ": a sweep plans each point anew; save or replay a plan with the main command"}
+		}
+	}
 	// The sweep's own flags count too: --sim alone runs the demo.
 	for _, d := range []string{"zip", "sweep_pause", "sweep_profile", "sweep_points", "search", "slo", "search_tolerance", "search_max_runs", "repeats", "repeat_until_cv"} {
 		if ns.Given(d) {
