@@ -145,6 +145,7 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 		ph.until = start.Add(d)
 	}
 	r.measuring = true
+	r.begin()
 	recs, end, unsent := r.dispatch(sending, inflight, ph, start)
 	e := &Execution{Start: start, Duration: end.Sub(start).Seconds(), Stopped: interrupted(p.Env.Interrupt)}
 	if r.fold != nil {
