@@ -368,6 +368,9 @@ var flags = withDatasets([]flag{
 	{gDataset, argparse.Option{Name: "--per-turn-input-len", Type: integ, Metavar: "L",
 		Help: "With --session-turns: the new input tokens of each turn after the first (drawn with --random-range-ratio). Default: --random-input-len."},
 		ptr(func(c *cfg) **int { return &c.PerTurnInputLen })},
+	{gOutput, argparse.Option{Name: "--metrics-addr", Type: str, Metavar: "HOST:PORT",
+		Help: "Serve the client's own metrics (Prometheus/OpenMetrics text at /metrics: TTFT, ITL, TPOT and E2E histograms, requests by outcome and error, tokens, in flight, send lag, goodput) on HOST:PORT while the run or sweep lasts, until its result is printed; port 0 picks a free one. The address is printed on stderr."},
+		ptr(func(c *cfg) **string { return &c.MetricsAddr })},
 })
 
 // datasetFlag places a flag a dataset declares (package dataset, in the
