@@ -22,7 +22,7 @@ var Outcomes = []string{"completed", "failed", "cancelled", "interrupted"}
 
 // series are a run's collectors.
 type series struct {
-	ttft, itl, tpot, e2e *prometheus.HistogramVec
+	ttft, itl, tpot, e2e prometheus.Histogram
 	requests, errors     *prometheus.CounterVec
 	input, output        prometheus.Counter
 	inFlight             prometheus.Gauge
@@ -34,11 +34,11 @@ type series struct {
 	good, goodTokens prometheus.Counter
 }
 
-func histogram(name, help string, buckets []float64) *prometheus.HistogramVec {
-	return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+func histogram(name, help string, buckets []float64) prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: name, Help: help, Buckets: buckets,
 		NativeHistogramBucketFactor: 1.1, NativeHistogramMaxBucketNumber: 160,
-	}, nil)
+	})
 }
 
 func newSeries(reg prometheus.Registerer, maxLag func() float64) *series {
@@ -107,14 +107,13 @@ func (s *series) ended(rec *record.Record) {
 	}
 	s.input.Add(float64(rec.InputLen))
 	s.output.Add(float64(rec.OutputLen))
-	s.ttft.WithLabelValues().Observe(rec.TTFT)
-	s.e2e.WithLabelValues().Observe(rec.Latency)
+	s.ttft.Observe(rec.TTFT)
+	s.e2e.Observe(rec.Latency)
 	if rec.OutputLen > 1 {
-		s.tpot.WithLabelValues().Observe((rec.Latency - rec.TTFT) / float64(rec.OutputLen-1))
+		s.tpot.Observe((rec.Latency - rec.TTFT) / float64(rec.OutputLen-1))
 	}
-	itl := s.itl.WithLabelValues()
 	for _, d := range rec.Gaps.All() {
-		itl.Observe(d.Seconds())
+		s.itl.Observe(d.Seconds())
 	}
 	if s.slo != nil && s.slo.Good(rec) {
 		s.good.Inc()
