@@ -22,7 +22,7 @@ func serveMetrics(cfg *bench.Config, pio IO, name string) (obs bench.Observer, s
 	if err != nil {
 		return nil, stop, &exit.Error{Code: exit.Usage, Msg: fmt.Sprintf("--metrics-addr %s: cannot serve there: %v", addr, err)}
 	}
-	fmt.Fprintf(pio.Stderr, "%s: serving client metrics at %s (run_id %s) until the result is printed\n", name, srv.URL(), srv.RunID())
+	fmt.Fprintf(pio.Stderr, "%s: note: serving client metrics at %s (run_id %s) until the result is printed\n", name, srv.URL(), srv.RunID())
 	return srv, func() {
 		if pio.beforeMetricsClose != nil {
 			pio.beforeMetricsClose(srv.URL())

@@ -195,7 +195,7 @@ func TestLiveMetricsMatchTheResult(t *testing.T) {
 			t.Errorf("%s: labels %v", c.name, labels)
 		}
 	}
-	if !strings.Contains(stderr, "benchserve: serving client metrics at http://127.0.0.1:") {
+	if !strings.Contains(stderr, "benchserve: note: serving client metrics at http://127.0.0.1:") {
 		t.Errorf("stderr: %s", stderr)
 	}
 }
@@ -228,7 +228,7 @@ func TestLiveMetricsOfASweep(t *testing.T) {
 	if got, _ := liveSample(final, "benchserve_output_tokens_total"); got != tokens {
 		t.Errorf("output tokens %v, the lines %v", got, tokens)
 	}
-	if !strings.Contains(stderr, "benchserve sweep: serving client metrics at http://127.0.0.1:") {
+	if !strings.Contains(stderr, "benchserve sweep: note: serving client metrics at http://127.0.0.1:") {
 		t.Errorf("stderr: %s", stderr)
 	}
 }
