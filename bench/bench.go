@@ -46,6 +46,9 @@ type Env struct {
 	// http1.Options.Receive ("" or "auto", "events", "poller"). Package
 	// cli sets it from BENCHSERVE_RECEIVE.
 	Receive string
+	// Observer, when not nil, is told of every measured request as it
+	// starts and ends (--metrics-addr).
+	Observer Observer
 	// locked: Stdout and Stderr are already syncio.Locked.
 	locked bool
 }

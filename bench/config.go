@@ -126,6 +126,9 @@ type Config struct {
 	NoServerMetrics       bool
 	ServerMetricsURL      *string // default: the server's /metrics
 	ServerMetricsFile     *string // the reads' time series, one JSON line each
+	// MetricsAddr is where the client's own metrics are served while the
+	// run lasts (--metrics-addr; app/cli serves them, bench only tells).
+	MetricsAddr *string
 
 	// The plan file (ours): --save-plan writes every request's offset and
 	// bytes before sending; --replay-plan sends a saved plan's instead of

@@ -237,7 +237,11 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 		if deadline.After(ready) {
 			ready = deadline
 		}
-		ph.check.lag(time.Since(ready).Seconds())
+		lag := time.Since(ready).Seconds()
+		ph.check.lag(lag)
+		if o := r.observing(); o != nil {
+			o.Lag(lag)
+		}
 		// A conversation under --max-sessions takes a session's place; its
 		// turns take request slots as they are sent (converse).
 		bySession := row.Turns != nil && r.sessions != nil
@@ -319,6 +323,10 @@ func (r *runner) start(ctx context.Context, in *backend.Input, rec *record.Recor
 	if counted {
 		r.soak.sending()
 	}
+	o := r.observing()
+	if o != nil {
+		o.Sending()
+	}
 	c := r.clientOf(rec)
 	r.printStart(in, c.URL())
 	c.Start(ctx, in, rec, epoch, func() {
@@ -326,6 +334,9 @@ func (r *runner) start(ctx context.Context, in *backend.Input, rec *record.Recor
 			r.soak.sent()
 		}
 		r.replied(in, rec, epoch, started, ended, free)
+		if o != nil {
+			o.Ended(rec)
+		}
 		done()
 	})
 }

@@ -152,6 +152,7 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	}
 	r.measuring = true
 	r.startLoaded(inflight, p.expected(), start)
+	r.begin()
 	recs, end, unsent := r.dispatch(sending, inflight, ph, start)
 	consistency := r.probes.result(p.Tok)
 	e := &Execution{Start: start, Duration: end.Sub(start).Seconds(), Stopped: interrupted(p.Env.Interrupt)}

@@ -33,6 +33,9 @@ type IO struct {
 	Signals <-chan os.Signal
 	// Exit ends the process (os.Exit in main).
 	Exit func(code int)
+	// beforeMetricsClose, in tests, is called with --metrics-addr's URL
+	// after the result is printed and before its server shuts down.
+	beforeMetricsClose func(url string)
 }
 
 // Main runs benchserve with args (without the program name) and returns
@@ -77,6 +80,13 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 	if code, done := parseOutcome(err, pio); done {
 		return code
 	}
+	// The address is taken before anything else starts: a bad one is the
+	// first thing said.
+	observer, stopMetrics, err := serveMetrics(cfg, pio, prog)
+	if err != nil {
+		return exitCode(err, pio.Stderr)
+	}
+	defer stopMetrics()
 	stop, err := setUp(cfg, given, pio, prog)
 	if err != nil {
 		return exitCode(err, pio.Stderr)
@@ -93,6 +103,7 @@ func Main(ctx context.Context, args []string, pio IO) (code int) {
 		Progress:  pio.StderrIsTerminal && !cfg.DisableTqdm,
 		Interrupt: interrupt,
 		Cut:       cut,
+		Observer:  observer,
 	})
 	// A first --sim run leaves a file the user did not name: say where.
 	if cfg.Sim && lineWritten(err) {

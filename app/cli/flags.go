@@ -377,6 +377,9 @@ var flags = withDatasets([]flag{
 	{gTraffic, argparse.Option{Name: "--replay-plan", Type: str, Metavar: "FILE",
 		Help: "Send a --save-plan file's requests, byte for byte, at their offsets, to this run's target; no dataset is read. Its backend, model, --request-rate and --max-concurrency are the defaults; a --request-rate given scales the offsets, a --max-concurrency given caps them."},
 		ptr(func(c *cfg) **string { return &c.ReplayPlan })},
+	{gOutput, argparse.Option{Name: "--metrics-addr", Type: str, Metavar: "HOST:PORT",
+		Help: "Serve the client's own metrics (Prometheus/OpenMetrics text at /metrics: TTFT, ITL, TPOT and E2E histograms, requests by outcome and error, tokens, in flight, send lag, goodput) on HOST:PORT while the run or sweep lasts, until its result is printed; port 0 picks a free one. The address is printed on stderr."},
+		ptr(func(c *cfg) **string { return &c.MetricsAddr })},
 })
 
 // datasetFlag places a flag a dataset declares (package dataset, in the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -59,9 +60,11 @@ func K8sJobMain(_ context.Context, args []string, pio IO) int {
 	}
 	hostPath, _ := ns.Get("records_host_path").(string)
 	pull, _ := ns.Get("image_pull_policy").(string)
+	c, _ := Parse(bench)
+	port, _ := metricsPort(c.MetricsAddr)
 	m := manifest(k8sSpec{
 		Name: ns.Get("name").(string), Image: ns.Get("image").(string), PVC: ns.Get("pvc").(string), HostPath: hostPath,
-		HostNetwork: ns.Get("host_network").(bool), PullPolicy: pull,
+		HostNetwork: ns.Get("host_network").(bool), PullPolicy: pull, MetricsPort: port,
 		Shards: ns.Get("shards").(int), StartAt: start, Streams: streamsPerShard(ns, bench), Bench: bench,
 	})
 	if ns.Get("output") == "yaml" {
@@ -94,10 +97,33 @@ func checkK8s(ns *argparse.Namespace, bench []string) error {
 			}
 		}
 	}
-	if _, err := Parse(bench); err != nil {
+	c, err := Parse(bench)
+	if err != nil {
 		return &UsageError{Msg: "the benchmark flags after --: " + err.Error()}
 	}
-	return nil
+	_, err = metricsPort(c.MetricsAddr)
+	return err
+}
+
+// metricsPort is the port a shard pod serves --metrics-addr on (0: not
+// given). Prometheus reaches it from outside the pod, at a port the
+// manifest names: the address must be fixed and not loopback.
+func metricsPort(addr *string) (int, error) {
+	if addr == nil {
+		return 0, nil
+	}
+	host, port, err := net.SplitHostPort(*addr)
+	n, perr := strconv.Atoi(port)
+	ip := net.ParseIP(host)
+	switch {
+	case err != nil || perr != nil || n < 0 || n > 65535:
+		return 0, &UsageError{Msg: fmt.Sprintf("--metrics-addr %s: give HOST:PORT, e.g. :9400", *addr)}
+	case n == 0:
+		return 0, &UsageError{Msg: fmt.Sprintf("--metrics-addr %s: give a fixed port: the pods' containerPort names it", *addr)}
+	case host == "localhost" || ip != nil && ip.IsLoopback():
+		return 0, &UsageError{Msg: fmt.Sprintf("--metrics-addr %s: a loopback address cannot be scraped from outside the pod; give :%d", *addr, n)}
+	}
+	return n, nil
 }
 
 // streamsPerShard sizes a pod: --streams-per-shard, else its share of
@@ -118,6 +144,7 @@ type k8sSpec struct {
 	HostPath         string // the records volume is this node directory, not PVC
 	HostNetwork      bool   // the shard pods run in the node's network namespace
 	PullPolicy       string // both containers' imagePullPolicy ("": Kubernetes' default)
+	MetricsPort      int    // the shards serve --metrics-addr on it (0: not given)
 	Shards, Streams  int
 	StartAt          float64
 	Bench            []string
@@ -212,6 +239,14 @@ func manifest(s k8sSpec) obj {
 		// as the base URL.
 		pod := shards["spec"].(obj)["template"].(obj)["spec"].(obj)
 		pod["hostNetwork"], pod["dnsPolicy"] = true, "ClusterFirstWithHostNet"
+	}
+	if s.MetricsPort > 0 {
+		// The port, named, and the annotations a Prometheus with the
+		// usual kubernetes_sd relabelling scrapes by.
+		tmpl := shards["spec"].(obj)["template"].(obj)
+		c := tmpl["spec"].(obj)["containers"].([]any)[0].(obj)
+		c["ports"] = []any{obj{"name": "metrics", "containerPort": s.MetricsPort, "protocol": "TCP"}}
+		tmpl["metadata"].(obj)["annotations"] = obj{"prometheus.io/scrape": "true", "prometheus.io/port": strconv.Itoa(s.MetricsPort), "prometheus.io/path": "/metrics"}
 	}
 	if s.PullPolicy != "" {
 		for _, j := range []obj{shards, merge} {

@@ -106,3 +106,59 @@ func TestK8sJobOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+// --metrics-addr among the benchmark flags: each shard pod serves it (the
+// flag passes through), names the port and carries the scrape
+// annotations; the merge pod serves nothing. Without it, neither.
+func TestK8sJobMetricsPort(t *testing.T) {
+	k8s := func(bench ...string) []batchv1.Job {
+		t.Helper()
+		args := append([]string{"k8s-job", "--shards", "3", "--start-at", "1798000000", "--", "--backend", "vllm", "--base-url", "http://vllm:8000", "--model", "m"}, bench...)
+		code, out, errb := run(t, nil, args...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d\n%s", bench, code, errb)
+		}
+		return strictJobs(t, out)
+	}
+	jobs := k8s("--metrics-addr", ":9400")
+	tmpl := jobs[0].Spec.Template
+	c := tmpl.Spec.Containers[0]
+	if len(c.Ports) != 1 || c.Ports[0].Name != "metrics" || c.Ports[0].ContainerPort != 9400 || c.Ports[0].Protocol != corev1.ProtocolTCP {
+		t.Errorf("shard ports %+v", c.Ports)
+	}
+	if a := tmpl.Annotations; a["prometheus.io/scrape"] != "true" || a["prometheus.io/port"] != "9400" || a["prometheus.io/path"] != "/metrics" {
+		t.Errorf("shard annotations %v", a)
+	}
+	if !strings.Contains(strings.Join(c.Args, " "), "--metrics-addr :9400") {
+		t.Errorf("shard args %q", c.Args)
+	}
+	if m := jobs[1].Spec.Template; len(m.Spec.Containers[0].Ports) != 0 || len(m.Annotations) != 0 {
+		t.Errorf("merge pod: ports %+v, annotations %v", m.Spec.Containers[0].Ports, m.Annotations)
+	}
+	if p := k8s("--metrics-addr", "0.0.0.0:9500")[0].Spec.Template.Spec.Containers[0].Ports; len(p) != 1 || p[0].ContainerPort != 9500 {
+		t.Errorf("0.0.0.0:9500: ports %+v", p)
+	}
+	for _, j := range k8s() {
+		if len(j.Spec.Template.Spec.Containers[0].Ports) != 0 || len(j.Spec.Template.Annotations) != 0 {
+			t.Errorf("%s without --metrics-addr: %+v", j.Name, j.Spec.Template)
+		}
+	}
+}
+
+// An address the pods' port cannot name, or Prometheus cannot reach, is a
+// usage error of k8s-job.
+func TestK8sJobMetricsAddrErrors(t *testing.T) {
+	for addr, want := range map[string]string{
+		":0":             "--metrics-addr :0: give a fixed port: the pods' containerPort names it",
+		"127.0.0.1:9400": "--metrics-addr 127.0.0.1:9400: a loopback address cannot be scraped from outside the pod; give :9400",
+		"localhost:9400": "--metrics-addr localhost:9400: a loopback address cannot be scraped from outside the pod; give :9400",
+		"[::1]:9400":     "--metrics-addr [::1]:9400: a loopback address cannot be scraped from outside the pod; give :9400",
+		"9400":           "--metrics-addr 9400: give HOST:PORT, e.g. :9400",
+		":http":          "--metrics-addr :http: give HOST:PORT, e.g. :9400",
+	} {
+		code, out, errb := run(t, nil, "k8s-job", "--shards", "2", "--", "--backend", "vllm", "--base-url", "http://vllm:8000", "--model", "m", "--metrics-addr", addr)
+		if code != 2 || out != "" || errb != "benchserve: error: "+want+"\n" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", addr, code, out, errb)
+		}
+	}
+}

@@ -240,6 +240,11 @@ func SweepMain(ctx context.Context, args []string, pio IO) int {
 		delete(given, "--arrival")
 		delete(given, "--burstiness")
 	}
+	observer, stopMetrics, err := serveMetrics(sc.Base, pio, sweepProg)
+	if err != nil {
+		return exitCode(err, pio.Stderr)
+	}
+	defer stopMetrics()
 	stop, err := setUp(sc.Base, given, pio, sweepProg)
 	if err != nil {
 		return exitCode(err, pio.Stderr)
@@ -254,6 +259,7 @@ func SweepMain(ctx context.Context, args []string, pio IO) int {
 		Namespace: Namespace,
 		Interrupt: interrupt,
 		Cut:       cut,
+		Observer:  observer,
 	})
 	return exitCode(err, pio.Stderr)
 }
