@@ -67,6 +67,9 @@ type Plan struct {
 	py   pyrand.Python
 	np   pyrand.NumPy
 	lora schedule.LoRA
+	// ab is an A/B run's side B (benchserve ab; nil otherwise): Clients,
+	// Servers and URLs then hold A then B.
+	ab *abPlan
 }
 
 // Close closes the idle keep-alive connections, so that a process that

@@ -425,7 +425,7 @@ func (sd *abSide) tooFew(side, key string) string {
 	}
 	if len(seen) < minBeyondAB {
 		need := int(math.Ceil(minBeyondAB/0.01 - 1e-9))
-		return fmt.Sprintf("%s's values at or above its P99 come from %d requests, a P99 needs %d (about %d requests a side)", side, len(seen), minBeyondAB, need)
+		return fmt.Sprintf("%s's values at or above its P99 come from %d of its requests, a P99 needs %d (about %d requests a side)", side, len(seen), minBeyondAB, need)
 	}
 	return ""
 }
@@ -457,4 +457,14 @@ func stddev(v []float64) float64 {
 		}
 	}
 	return math.Sqrt(ss / float64(n-1))
+}
+
+// ABKeys are the keys of the figures an A/B comparison has, in order
+// (request_goodput with --goodput only).
+func ABKeys(goodput bool) []string {
+	var keys []string
+	for _, f := range abFigures(goodput) {
+		keys = append(keys, f.Key)
+	}
+	return keys
 }
