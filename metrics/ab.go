@@ -66,17 +66,20 @@ type ABFigure struct {
 // AB is the paired comparison of an A/B run.
 type AB struct {
 	Pairs, Block, Resamples int
-	// Critical is the multiple of each figure's bootstrap standard error
-	// that its interval spans on either side (1.96 for one figure alone).
-	Critical float64
-	Figures  []ABFigure
+	// Tail is the share of each figure's resampled differences left out
+	// at either end of its interval (0.025 for one figure alone; less, so
+	// that all the intervals hold together).
+	Tail    float64
+	Figures []ABFigure
 }
 
-// ABBlock is the pairs per bootstrap block for n pairs: the cube root,
-// the usual order for a moving-block bootstrap, so that drift over a
-// run's consecutive pairs stays inside blocks.
+// ABBlock is the pairs per bootstrap block for n pairs: the square root,
+// longer than the cube root a moving-block bootstrap of a mean would take,
+// because a server's noise comes in episodes (a stall, a burst of long
+// prompts) that span many consecutive pairs, and a block must hold one
+// for the resamples to vary as much as runs do.
 func ABBlock(n int) int {
-	return max(1, int(math.Round(math.Cbrt(float64(n)))))
+	return max(1, int(math.Round(math.Sqrt(float64(n)))))
 }
 
 // abStats are the latencies, each as mean, median and P99.
@@ -90,10 +93,10 @@ var abStats = []struct{ key, label string }{
 // the common start). The interval of each B − A comes from a moving-block
 // bootstrap over the pairs: every resample draws blocks of Block
 // consecutive pairs with replacement, and both sides of a drawn pair
-// together. The intervals are simultaneous (max-t): each is the figure's
-// difference ± Critical × its bootstrap standard error, Critical being the
-// 95th percentile over the resamples of the largest standardized
-// deviation among the figures; so all of them hold together with 95%
+// together. The intervals are simultaneous percentile intervals: each
+// leaves out the same share Tail of its figure's resampled differences at
+// either end, Tail chosen so that in 95% of the resamples every figure
+// lies inside its interval; so all of them hold together with 95%
 // confidence, and a dozen figures do not yield a chance "difference" in
 // one comparison of two. In a resample a side's duration is its latest
 // response end among the pairs drawn.
@@ -150,14 +153,15 @@ func ComputeAB(pairs []ABPair, dur [2]float64, opt ABOptions) AB {
 			diffs[i] = append(diffs[i], b[i]-a[i])
 		}
 	}
-	out.Critical = simultaneous(figs, diffs)
+	k := simultaneous(figs, diffs)
+	out.Tail = float64(k) / float64(out.Resamples)
 	for i := range figs {
 		f := &figs[i]
 		if f.TooFew != "" {
 			continue
 		}
-		se := stddev(diffs[i])
-		f.Low, f.High = f.Diff-out.Critical*se, f.Diff+out.Critical*se
+		d := diffs[i] // sorted by simultaneous
+		f.Low, f.High = d[k], d[len(d)-1-k]
 		f.PctLow, f.PctHigh = pct100(f.Low, f.A), pct100(f.High, f.A)
 		f.Verdict = abVerdict(f.Low, f.High, f.Lower)
 	}
@@ -192,37 +196,86 @@ func abVerdict(low, high float64, lower bool) string {
 	return ABSame
 }
 
-// simultaneous is the max-t critical value over the figures that have an
-// interval: the 95th percentile of max_f |d*_f − d_f| / se_f. A figure
-// whose resamples do not vary (se 0) takes no part: its interval is its
-// difference alone.
-func simultaneous(figs []ABFigure, diffs [][]float64) float64 {
-	type part struct {
-		i  int
-		se float64
-	}
-	var parts []part
+// simultaneous sorts each figure's resampled differences and returns k,
+// the resamples cut from each end of every figure's distribution, such
+// that in at least ABConfidence of the resamples every figure lies
+// within its own [k-th, (R−1−k)-th]: the largest such k, so that the
+// intervals hold together. Figures without an interval take no part.
+// Percentile intervals, rather than ± standard errors, keep a
+// difference that rests on one cluster of requests (drawn in some
+// resamples, not in others) from looking certain.
+func simultaneous(figs []ABFigure, diffs [][]float64) int {
+	var parts []int
 	for i := range figs {
-		if figs[i].TooFew != "" || len(diffs[i]) == 0 {
-			continue
-		}
-		if se := stddev(diffs[i]); se > 0 && !math.IsNaN(se) {
-			parts = append(parts, part{i, se})
+		if figs[i].TooFew == "" && len(diffs[i]) > 0 {
+			parts = append(parts, i)
 		}
 	}
 	if len(parts) == 0 {
 		return 0
 	}
-	maxes := make([]float64, len(diffs[parts[0].i]))
-	for r := range maxes {
-		for _, p := range parts {
-			if d := math.Abs(diffs[p.i][r]-figs[p.i].Diff) / p.se; d > maxes[r] {
-				maxes[r] = d
+	R := len(diffs[parts[0]])
+	// rank[f][r]: resample r's rank within figure f's sorted differences
+	// (NaN last, never inside an interval).
+	rank := make([][]int32, len(parts))
+	for j, f := range parts {
+		order := make([]int32, R)
+		for r := range order {
+			order[r] = int32(r)
+		}
+		d := diffs[f]
+		slices.SortStableFunc(order, func(a, b int32) int { return cmpNaNLast(d[a], d[b]) })
+		rank[j] = make([]int32, R)
+		for pos, r := range order {
+			rank[j][r] = int32(pos)
+		}
+		slices.SortFunc(d, cmpNaNLast)
+	}
+	covered := func(k int) bool {
+		in := 0
+		for r := range R {
+			ok := true
+			for j, f := range parts {
+				x, p := diffs[f], int(rank[j][r])
+				// Ties count as inside: a value equal to a bound is in.
+				if v := x[p]; math.IsNaN(v) || v < x[k] || v > x[R-1-k] {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				in++
 			}
 		}
+		return float64(in) >= ABConfidence*float64(R)
 	}
-	slices.Sort(maxes)
-	return Percentile(len(maxes), 100*ABConfidence, func(k int) float64 { return maxes[k] })
+	lo, hi := 0, (R-1)/2 // covered(0) holds unless NaNs; find the largest k covered
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if covered(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+// cmpNaNLast orders floats with NaN after every number.
+func cmpNaNLast(a, b float64) int {
+	switch an, bn := math.IsNaN(a), math.IsNaN(b); {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // drawBlocks fills counts with how often each pair is drawn: blocks of
@@ -435,28 +488,6 @@ func pct100(d, a float64) float64 {
 		return math.NaN()
 	}
 	return 100 * d / math.Abs(a)
-}
-
-// stddev is the sample standard deviation of v, NaNs left out.
-func stddev(v []float64) float64 {
-	n, mean := 0, 0.0
-	for _, x := range v {
-		if !math.IsNaN(x) {
-			n++
-			mean += x
-		}
-	}
-	if n < 2 {
-		return math.NaN()
-	}
-	mean /= float64(n)
-	ss := 0.0
-	for _, x := range v {
-		if !math.IsNaN(x) {
-			ss += (x - mean) * (x - mean)
-		}
-	}
-	return math.Sqrt(ss / float64(n-1))
 }
 
 // ABKeys are the keys of the figures an A/B comparison has, in order

@@ -147,7 +147,7 @@ func TestComputeABThroughputAndGoodput(t *testing.T) {
 }
 
 func TestABBlock(t *testing.T) {
-	for _, c := range []struct{ n, want int }{{0, 1}, {1, 1}, {8, 2}, {150, 5}, {1000, 10}, {10000, 22}} {
+	for _, c := range []struct{ n, want int }{{0, 1}, {1, 1}, {8, 3}, {150, 12}, {1000, 32}, {10000, 100}} {
 		if got := ABBlock(c.n); got != c.want {
 			t.Errorf("ABBlock(%d) = %d, want %d", c.n, got, c.want)
 		}

@@ -100,7 +100,7 @@ func PrintAB(w io.Writer, ab metrics.AB, outcomes []ABOutcome) error {
 	// Centred as rule centres, counting the minus sign as one column.
 	b.WriteString(strings.Repeat("=", 18) + " A/B (B − A) " + strings.Repeat("=", 19) + "\n")
 	fmt.Fprintf(&b, "Pairs: %d (request 2k and 2k+1 of the plan, one to each side), bootstrap of %d resamples in blocks of %d consecutive pairs\n", ab.Pairs, ab.Resamples, ab.Block)
-	fmt.Fprintf(&b, "Intervals: simultaneous %g%% (all hold together: each is B − A ± %.2f standard errors)\n", 100*metrics.ABConfidence, ab.Critical)
+	fmt.Fprintf(&b, "Intervals: simultaneous %g%% (all hold together: each spans its resampled differences from %.2f%% to %.2f%%)\n", 100*metrics.ABConfidence, 100*ab.Tail, 100-100*ab.Tail)
 	fmt.Fprintf(&b, "%-32s %11s %11s %11s %8s  %-34s %s\n", "Figure", "A", "B", "B − A", "%", "interval of B − A (and %)", "verdict")
 	for _, f := range ab.Figures {
 		ci := "–"
@@ -158,7 +158,7 @@ func ABKey(ab metrics.AB, outcomes []ABOutcome) []byte {
 	o.Set("resamples", pyjson.Int(ab.Resamples))
 	o.Set("confidence", pyjson.Float(metrics.ABConfidence))
 	o.Set("simultaneous", pyjson.Bool(true))
-	o.Set("critical", pyjson.Float(ab.Critical))
+	o.Set("tail", pyjson.Float(ab.Tail))
 	num := func(v float64) []byte {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return []byte("null")
