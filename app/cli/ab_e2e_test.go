@@ -120,6 +120,15 @@ func TestABSim(t *testing.T) {
 			t.Errorf("%s: verdict %q with interval %v %v (%q)", k, f.Verdict, f.Low, f.High, f.TooFew)
 		}
 	}
+	// benchserve report draws each side as a run of its own.
+	html := filepath.Join(t.TempDir(), "r.html")
+	if code, so, se := run(t, nil, "report", out, "-o", html); code != 0 {
+		t.Fatalf("report: exit %d\n%s\n%s", code, so, se)
+	}
+	page, _ := os.ReadFile(html)
+	if !strings.Contains(string(page), "sglang (side A)") || !strings.Contains(string(page), "sglang (side B)") {
+		t.Errorf("the report page has no row for each side")
+	}
 	// The records carry their side as the URL index, and each pair has
 	// one of each.
 	data, err := os.ReadFile(recs)
