@@ -230,16 +230,18 @@ func (r *runner) dispatchAB(ctx, inflight context.Context, ph phase, start time.
 		unsent [2]int
 		checks [2]*selfCheck
 	)
+	// B's pacer lags go to a check of their own, joined to A's at the end.
+	checks[0] = ph.check
+	if ph.check != nil {
+		checks[1] = &selfCheck{lags: make([]float64, 0, cap(ph.check.lags))}
+	}
 	for s := range 2 {
 		q := ph
 		q.only = func(i int) bool { return r.urlOf(i) == s }
 		if r.sem != nil {
 			q.sem = make(chan struct{}, cap(r.sem))
 		}
-		if s == 1 && ph.check != nil {
-			q.check = &selfCheck{lags: make([]float64, 0, cap(ph.check.lags))}
-		}
-		checks[s] = q.check
+		q.check = checks[s]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
