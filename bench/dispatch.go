@@ -26,7 +26,14 @@ type phase struct {
 	// capRamp: the concurrency cap rises on the plan's steps
 	// (--concurrency-ramp-duration).
 	capRamp bool
+	// only, when set, picks the plan positions this pass sends, under
+	// its own concurrency limit sem (an A/B run's side).
+	only func(i int) bool
+	sem  chan struct{}
 }
+
+// takes reports whether the phase sends plan position i.
+func (ph *phase) takes(i int) bool { return ph.only == nil || ph.only(i) }
 
 // row is the row slot i sends: rows are reused cyclically when a run by
 // time plans more requests than there are rows.
@@ -220,8 +227,8 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 		row := r.row(i)
 		first := seq
 		seq += max(1, len(row.Turns))
-		if !r.traffic.mine(i) {
-			continue // another shard's
+		if !r.traffic.mine(i) || !ph.takes(i) {
+			continue // another shard's, or the other side's
 		}
 		mine := r.newRecords(a, i, first, slot.At)
 		deadline := start.Add(slot.At)
@@ -245,7 +252,11 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 		// A conversation under --max-sessions takes a session's place; its
 		// turns take request slots as they are sent (converse).
 		bySession := row.Turns != nil && r.sessions != nil
-		if !r.acquireFrom(paced, r.slotsFor(bySession)) {
+		sem := r.slotsFor(bySession)
+		if ph.sem != nil {
+			sem = ph.sem
+		}
+		if !r.acquireFrom(paced, sem) {
 			r.retire(mine)
 			continue
 		}
@@ -258,7 +269,7 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 			free := func() {
 				if held {
 					held = false
-					releaseTo(r.slotsFor(bySession))
+					releaseTo(sem)
 				}
 			}
 			finish := func() {
@@ -289,7 +300,7 @@ func (r *runner) dispatch(ctx, inflight context.Context, ph phase, start time.Ti
 	wg.Wait()
 	if !ph.cyclic {
 		for ; i < n; i++ {
-			if r.traffic.mine(i) {
+			if r.traffic.mine(i) && ph.takes(i) {
 				unsent += max(1, len(r.row(i).Turns))
 			}
 		}
@@ -328,6 +339,7 @@ func (r *runner) start(ctx context.Context, in *backend.Input, rec *record.Recor
 		o.Sending()
 	}
 	c := r.clientOf(rec)
+	r.sided(in, rec)
 	r.printStart(in, c.URL())
 	c.Start(ctx, in, rec, epoch, func() {
 		if counted {

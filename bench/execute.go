@@ -153,7 +153,11 @@ func Execute(ctx context.Context, p *Plan) (*Execution, error) {
 	r.measuring = true
 	r.startLoaded(inflight, p.expected(), start)
 	r.begin()
-	recs, end, unsent := r.dispatch(sending, inflight, ph, start)
+	dispatch := r.dispatch
+	if p.ab != nil {
+		dispatch = r.dispatchAB
+	}
+	recs, end, unsent := dispatch(sending, inflight, ph, start)
 	consistency := r.probes.result(p.Tok)
 	e := &Execution{Start: start, Duration: end.Sub(start).Seconds(), Stopped: interrupted(p.Env.Interrupt)}
 	if r.fold != nil {
@@ -230,8 +234,11 @@ func (r *runner) preconnect(ctx context.Context) {
 		return
 	}
 	cs := r.clients()
-	// Each server gets its share: the plan spreads requests evenly.
-	want = (want + len(cs) - 1) / len(cs)
+	// Each server gets its share: the plan spreads requests evenly. The
+	// sides of an A/B run have a concurrency limit each.
+	if r.ab == nil {
+		want = (want + len(cs) - 1) / len(cs)
+	}
 	for _, c := range cs {
 		if got, err := c.Preconnect(ctx, want); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(r.Env.Stderr, "benchserve: warning: opened %d of %d connections to %s before the run (%v); the others connect when needed, and their first requests' TTFT includes the connect\n",

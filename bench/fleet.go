@@ -15,7 +15,7 @@ import (
 // the servers. When one of them exposes none, no sum would be whole: the
 // view stays the first server's, and a warning says so.
 func (r *runner) startFleet(ctx context.Context, every time.Duration) {
-	if len(r.Servers) <= 1 {
+	if len(r.Servers) <= 1 || r.ab != nil { // A/B: side A's view only
 		return
 	}
 	var fleet []*serverctl.Scraper

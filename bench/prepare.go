@@ -71,6 +71,9 @@ type Plan struct {
 	// is the plan file a replay sends (nil: the rows are a dataset's).
 	tokID  string
 	replay *replay
+	// ab is an A/B run's side B (benchserve ab; nil otherwise): Clients,
+	// Servers and URLs then hold A then B.
+	ab *abPlan
 }
 
 // Close closes the idle keep-alive connections, so that a process that

@@ -73,6 +73,9 @@ func splitmix(x uint64) uint64 {
 
 // urlOf is the index of the client plan position i sends through.
 func (r *runner) urlOf(i int) int {
+	if r.ab != nil {
+		return ABSide(uint64(r.Config.Seed), i)
+	}
 	return urlIndex(r.Config.URLStrategy, uint64(r.Config.Seed), i, len(r.Clients))
 }
 

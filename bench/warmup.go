@@ -44,7 +44,7 @@ func (r *runner) warmup(ctx context.Context, n int) error {
 			if row.Turns != nil {
 				r.converse(ctx, ctx, -1, row, lora, out, mine, epoch, nil)
 			} else {
-				r.clientOf(&mine[0]).Do(ctx, r.inputAt(0, row, out, lora), &mine[0], epoch)
+				r.clientOf(&mine[0]).Do(ctx, r.sided(r.inputAt(0, row, out, lora), &mine[0]), &mine[0], epoch)
 			}
 		}()
 	}

@@ -24,6 +24,7 @@ var commands []command
 func init() {
 	commands = []command{
 		{"sweep", "many loads, or the highest load meeting an SLO", SweepMain},
+		{"ab", "one plan against two servers, paired", ABMain},
 		{"report", "", ReportMain},
 		{"compare", "HTML pages and comparisons of results", CompareMain},
 		{"merge", "", MergeMain},

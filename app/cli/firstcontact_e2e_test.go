@@ -328,7 +328,7 @@ func TestFirstContactVersion(t *testing.T) {
 func TestFirstContactUnknownCommand(t *testing.T) {
 	for _, args := range [][]string{{"simm"}, {"bench", "--backend", "vllm"}} {
 		code, stdout, stderr := run(t, nil, args...)
-		want := `benchserve: error: unknown command "` + args[0] + `" (commands: sweep, report, compare, merge, k8s-job, one-batch, sim, tokenize, calibrate; no command runs a benchmark)` + "\n"
+		want := `benchserve: error: unknown command "` + args[0] + `" (commands: sweep, ab, report, compare, merge, k8s-job, one-batch, sim, tokenize, calibrate; no command runs a benchmark)` + "\n"
 		if code != 2 || stdout != "" || stderr != want {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and %q", args, code, stdout, stderr, want)
 		}

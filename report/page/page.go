@@ -145,7 +145,7 @@ func runTable(lines []Line, runs *[]runData) string {
 			conc = num(v)
 		}
 		fmt.Fprintf(&b, `<tr><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s/%s</td>`, n, esc(filepath.Base(l.File)),
-			esc(l.Str["backend"]), esc(l.Str["dataset_name"]), rate, conc, num(l.Num["random_input_len"]), num(l.Num["random_output_len"]))
+			esc(backendOf(&l)), esc(l.Str["dataset_name"]), rate, conc, num(l.Num["random_input_len"]), num(l.Num["random_output_len"]))
 		for _, f := range runFigures {
 			v, ok := l.Num[f[0]]
 			if !ok {
@@ -164,6 +164,15 @@ func runTable(lines []Line, runs *[]runData) string {
 	}
 	b.WriteString(`</tbody></table><p class="note">Latencies in ms. "goodput" is request goodput (req/s) with --goodput.</p>`)
 	return b.String()
+}
+
+// backendOf is a line's backend, with its side for a run of benchserve
+// ab (each side is a row of its own).
+func backendOf(l *Line) string {
+	if side := l.Str["ab_side"]; side != "" {
+		return l.Str["backend"] + " (side " + side + ")"
+	}
+	return l.Str["backend"]
 }
 
 // verdictWord is a client verdict in one word, for the runs table (the
