@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -184,18 +183,9 @@ func startSimB(cfg *bench.Config, scale float64, ab *bench.ABConfig, pio IO) (st
 	sc.DecodeBase = time.Duration(float64(sc.DecodeBase) * scale)
 	sc.DecodePerRequest = time.Duration(float64(sc.DecodePerRequest) * scale)
 	sc.Getenv = pio.Getenv
-	srv, err := sim.New(sc)
+	srv, err := serveSim(sc)
 	if err != nil {
-		return nil, &exit.Error{Code: exit.Usage, Msg: "--sim: " + err.Error()}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		srv.Close()
-		return nil, &exit.Error{Code: exit.Failure, Msg: "--sim: " + err.Error()}
-	}
-	if err := srv.Start(ln); err != nil {
-		srv.Close()
-		return nil, &exit.Error{Code: exit.Failure, Msg: "--sim: " + err.Error()}
+		return nil, err
 	}
 	ab.BaseURL = srv.URL()
 	fmt.Fprintf(pio.Stdout, "Side B: a second built-in simulator (preset %s, decode steps ×%g) at %s.\n", sc.Preset, scale, ab.BaseURL)

@@ -135,6 +135,18 @@ func startSim(cfg *bench.Config, pio IO) (stop func(), err error) {
 		sc.Tokenizer = *cfg.Tokenizer
 	}
 	sc.Getenv = pio.Getenv
+	srv, err := serveSim(sc)
+	if err != nil {
+		return nil, err
+	}
+	u := srv.URL()
+	cfg.BaseURL = &u
+	fmt.Fprintf(pio.Stdout, "Target: the built-in simulator (preset %s, model %q) at %s. Its timings come from an engine model, not a real server.\n", sc.Preset, sc.Model, u)
+	return func() { srv.Close() }, nil
+}
+
+// serveSim starts an in-process simulator of sc on a free loopback port.
+func serveSim(sc sim.Config) (*sim.Server, error) {
 	srv, err := sim.New(sc)
 	if err != nil {
 		return nil, &exit.Error{Code: exit.Usage, Msg: "--sim: " + err.Error()}
@@ -148,8 +160,5 @@ func startSim(cfg *bench.Config, pio IO) (stop func(), err error) {
 		srv.Close()
 		return nil, &exit.Error{Code: exit.Failure, Msg: "--sim: " + err.Error()}
 	}
-	u := srv.URL()
-	cfg.BaseURL = &u
-	fmt.Fprintf(pio.Stdout, "Target: the built-in simulator (preset %s, model %q) at %s. Its timings come from an engine model, not a real server.\n", sc.Preset, sc.Model, u)
-	return func() { srv.Close() }, nil
+	return srv, nil
 }
