@@ -433,10 +433,13 @@ func (e *engine) end(r *request, reason finish) {
 	r.signal()
 }
 
-// release frees r's KV reservation.
+// release frees r's KV reservation. A running request leaves the running
+// gauge at once, before its writer is told: a client that has read the
+// end of its reply never scrapes it as running.
 func (e *engine) release(r *request) {
 	if r.state == stRunning {
 		e.usedKV -= r.need
+		e.stats.running.Add(-1)
 	}
 	r.state = stDone
 }
