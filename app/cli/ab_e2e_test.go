@@ -202,7 +202,7 @@ func abSims(t *testing.T, step time.Duration, scale float64) (string, string) {
 // arrival, which adds the same to both sides' gaps and pulls the ratio
 // below 1.1 (at 100 requests/s, to +9.3% on a 2-core machine at load 15).
 func TestABSlowerDecode(t *testing.T) {
-	testenv.Slow(t)
+	testenv.Statistical(t)
 	a, b := abSims(t, 20*time.Millisecond, 1.1)
 	out := filepath.Join(t.TempDir(), "ab.jsonl")
 	code, stdout, stderr := run(t, nil, "ab", "--base-url", a, "--b-base-url", b, "--dataset-name", "random-ids",
@@ -231,7 +231,7 @@ func TestABSlowerDecode(t *testing.T) {
 // show no difference on any figure in at least 9 runs of 10 (seeds 1 to
 // 10), P99s included (600 requests a side resolve them).
 func TestABIdentical(t *testing.T) {
-	testenv.Slow(t)
+	testenv.Statistical(t)
 	a, b := abSims(t, 10*time.Millisecond, 1)
 	clean := 0
 	var report []string

@@ -208,7 +208,15 @@ func TestMergeRealShards(t *testing.T) {
 	code, _, errb := run(t, nil, "merge", filepath.Join(dir, "records-*.jsonl"), "--expect", "3", "--output-file", out)
 	want := "benchserve: warning: shard 2/3 is missing: none of the record files given is its\n" +
 		"benchserve: error: the run is incomplete: shard 2/3 missing (no record file); the merged figures cover 6 of 9 planned requests\n"
-	if code != exit.Failure || errb != want {
+	// A shard that ran late on a loaded machine is warned about too: that
+	// line depends on the machine, not on the merge.
+	var kept []string
+	for _, l := range strings.SplitAfter(errb, "\n") {
+		if !strings.Contains(l, "fell behind its plan") {
+			kept = append(kept, l)
+		}
+	}
+	if got := strings.Join(kept, ""); code != exit.Failure || got != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant 1:\n%s", code, errb, want)
 	}
 	line := mergedLine(t, out)

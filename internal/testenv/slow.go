@@ -28,3 +28,18 @@ func SlowOn(t testing.TB) bool {
 	t.Helper()
 	return !testing.Short() && required(t, SlowVar)
 }
+
+// StatisticalVar runs the statistical tier, by hand: end-to-end checks
+// whose outcome is a statistical verdict over real time (A/B runs of two
+// simulators judged by bootstrap intervals). Their inputs are latencies
+// the machine's load moves, so no bound holds on a loaded 2-core machine;
+// CI runs their pure-function counterparts instead (CONTRIBUTING.md).
+const StatisticalVar = "BENCHSERVE_STATISTICAL"
+
+// Statistical skips t, saying so, unless BENCHSERVE_STATISTICAL=1.
+func Statistical(t testing.TB) {
+	t.Helper()
+	if testing.Short() || !required(t, StatisticalVar) {
+		t.Skipf("statistical tier (by hand, on a quiet machine): set %s=1 to run it", StatisticalVar)
+	}
+}
