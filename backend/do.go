@@ -54,7 +54,7 @@ func putScratch(cn *scratch) {
 	if cap(cn.p.chunkLens) > keepBuffer/4 {
 		cn.p.chunkLens = nil
 	}
-	cn.p = parser{text: cn.p.text, chunk: cn.p.chunk, cacheRaw: cn.p.cacheRaw, tmpl: cn.p.tmpl, itl: cn.p.itl, chunkLens: cn.p.chunkLens}
+	cn.p = parser{text: cn.p.text, chunk: cn.p.chunk, cacheRaw: cn.p.cacheRaw, tmpl: cn.p.tmpl, itl: cn.p.itl, chunkLens: cn.p.chunkLens, audioHead: cn.p.audioHead}
 	cn.c, cn.in, cn.then, cn.send, cn.noQuick = nil, nil, nil, http1.Send{}, false
 	scratches.Put(cn)
 }
@@ -208,6 +208,13 @@ func (c *Client) streamEnd(p *parser) error {
 // wholeDoc parses a non-streamed response whose last byte came at at.
 func (c *Client) wholeDoc(p *parser, buf []byte, at time.Time, kernel bool) error {
 	p.rec.KernelTimed = kernel
+	if c.proto.audio && len(buf) > 0 && buf[0] != '{' {
+		// Audio is binary: no byte of it is space to trim.
+		p.lines++
+		p.whole = true
+		p.latency = at.Sub(p.st).Seconds()
+		return c.proto.whole(p, buf, at)
+	}
 	doc := bytes.TrimSpace(buf)
 	if len(doc) == 0 {
 		kind := record.KindEmpty

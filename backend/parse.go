@@ -89,6 +89,10 @@ type parser struct {
 	lastBlock int
 	// keep: the text stays in the record (a probe's).
 	keep bool
+	// The audio of a speech reply: its bytes, and its first ones (for a
+	// WAV header).
+	audioBytes int
+	audioHead  []byte
 }
 
 // reset readies a pooled parser for a request of c, keeping its buffers.
@@ -99,6 +103,7 @@ func (p *parser) reset(c *Client, st time.Time, rec *record.Record, outputLen in
 		lastRead: -1, runaway: runawayAt(outputLen), lastBlock: -1,
 		text: p.text[:0], chunk: p.chunk[:0], cacheRaw: p.cacheRaw[:0], tmpl: p.tmpl[:0],
 		itl: p.itl, chunkLens: p.chunkLens[:0], reasoning: p.reasoning[:0], serverReasoning: -1, cum: p.cum[:0],
+		audioHead: p.audioHead[:0],
 	}
 }
 
@@ -322,6 +327,9 @@ func (p *parser) empty() bool {
 	p.plainText()
 	if p.proto.embedding {
 		return false
+	}
+	if p.proto.audio {
+		return p.audioBytes == 0
 	}
 	if p.whole {
 		return len(p.text) == 0 && p.reported <= 0

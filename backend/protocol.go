@@ -51,6 +51,9 @@ type protocol struct {
 	// splitReasoning: a chunk's text may begin with reasoning, kept apart
 	// from the content (chat's reasoning_content).
 	splitReasoning bool
+	// audio: the reply is audio (speech): a whole body is binary, read
+	// as it came.
+	audio bool
 	// latencyAtChunk: the latency is the last chunk's arrival, not the
 	// last line's; textInPlace: the text is built in place and kept when
 	// the reply fails (trt).

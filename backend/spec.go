@@ -140,6 +140,8 @@ var specs = []Spec{
 		Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
 	{Name: "anthropic-messages", proto: protoMessages, DefaultPort: 8000, Chat: true, Images: ImagesChat,
 		Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
+	{Name: "openai-speech", proto: protoSpeech, DefaultPort: 8000,
+		Headers: true, ReadyPath: pathModels, Implemented: true},
 }
 
 // Specs returns the table, in the reference's order of the --backend

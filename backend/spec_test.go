@@ -14,7 +14,7 @@ var referenceNames = []string{
 }
 
 // ourNames come after the reference's.
-var ourNames = []string{"openai-responses", "anthropic-messages"}
+var ourNames = []string{"openai-responses", "anthropic-messages", "openai-speech"}
 
 // TestSpecInvariants checks that the rows of the table agree with each
 // other and with what the request functions do.
@@ -126,7 +126,7 @@ func TestNamesOf(t *testing.T) {
 		{"logprobs", func(s Spec) bool { return s.Logprobs() != LogprobsNone }, "sglang sglang-native sglang-oai vllm lmdeploy"},
 		{"chunk lengths", func(s Spec) bool { return s.ChunkLens }, "sglang-oai sglang-oai-chat"},
 		{"no headers", func(s Spec) bool { return !s.Headers }, "trt"},
-		{"no LoRA", func(s Spec) bool { return s.Implemented && !s.LoRA }, "trt truss"},
+		{"no LoRA", func(s Spec) bool { return s.Implemented && !s.LoRA }, "trt truss openai-speech"},
 		{"not implemented", func(s Spec) bool { return !s.Implemented }, "gserver"},
 		{"needs --model", func(s Spec) bool { return s.NeedsModel != "" }, "trt truss"},
 		{"vllm", func(s Spec) bool { return s.VLLM }, "vllm vllm-chat vllm-embedding"},

@@ -108,6 +108,7 @@ func Compute(recs []record.Record, dur float64, tok TokenCounter, opt Options) S
 		c := cacheReport(recs)
 		s.Cache = &c
 	}
+	s.Audio = audioReport(recs, dur)
 	return s
 }
 

@@ -59,6 +59,8 @@ type Summary struct {
 
 	// Cache is set when --cache-report asked for it.
 	Cache *CacheReport
+	// Audio is set when requests received audio (speech backends).
+	Audio *AudioReport
 }
 
 // CacheReport sums the prefix-cache figures of the successful requests.

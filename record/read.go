@@ -130,6 +130,10 @@ func DecodeLine(line []byte, r *Record) (bool, error) {
 			r.InputTextLen = r.InputLen
 		case jsonscan.KeyIs(k, "benchmark_start_unix"):
 			r.RunStart = f()
+		case jsonscan.KeyIs(k, "audio_bytes"):
+			r.AudioBytes = i()
+		case jsonscan.KeyIs(k, "audio_seconds"):
+			r.AudioSeconds = f()
 		case jsonscan.KeyIs(k, "text_tokens"):
 			r.TextTokens, r.TextCounted = i(), true
 		case jsonscan.KeyIs(k, "error"):

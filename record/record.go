@@ -75,7 +75,12 @@ type Record struct {
 	// OutputLen is the server's completion_tokens where the backend reads it,
 	// else the retokenized text when the server stopped early, else the
 	// requested length; OutputSource says which.
-	OutputLen    int
+	OutputLen int
+	// AudioBytes and AudioSeconds are the audio a speech backend received
+	// (openai-speech): its bytes and their duration, from the WAV header
+	// or the PCM sample rate; 0 for other backends.
+	AudioBytes   int
+	AudioSeconds float64
 	OutputSource OutputSource
 
 	// SendDelay runs from when the client took the request up (its slot

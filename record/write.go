@@ -120,6 +120,12 @@ func appendLine(b []byte, rec *Record, run []byte) []byte {
 	b = pyjson.AppendInt(b, int64(rec.ReasoningTokens))
 	b = append(b, `, "input_len": `...)
 	b = pyjson.AppendInt(b, int64(rec.InputLen))
+	if rec.AudioBytes > 0 {
+		b = append(b, `, "audio_bytes": `...)
+		b = pyjson.AppendInt(b, int64(rec.AudioBytes))
+		b = append(b, `, "audio_seconds": `...)
+		b = pyjson.AppendFloat(b, rec.AudioSeconds)
+	}
 	if rec.TextCounted {
 		b = append(b, `, "text_tokens": `...)
 		b = pyjson.AppendInt(b, int64(rec.TextTokens))

@@ -82,6 +82,9 @@ func Console(w io.Writer, run Run, s metrics.Summary) error {
 	if run.CacheReport {
 		b = cacheBlock(b, cacheOf(s))
 	}
+	if s.Audio != nil {
+		b = audioBlock(b, s.Audio)
+	}
 	b = append(b, "==================================================\n"...)
 	if s.Failed > 0 {
 		b = integer(b, "Failed requests:", s.Failed)

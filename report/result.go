@@ -334,6 +334,9 @@ func (res *Result) extra() *pyjson.Object {
 	if res.Shards != nil {
 		shardKeys(o, res.Shards, len(res.Records), res.PlannedRequests)
 	}
+	if a := res.Summary.Audio; a != nil {
+		audioKeys(o, a)
+	}
 	if res.Tail != nil {
 		o.Update(res.Tail)
 	}

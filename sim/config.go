@@ -72,6 +72,10 @@ type Config struct {
 	// (docs/sim.md, "Faults"); the X-Sim-Fault header overrides them.
 	Faults []FaultRate
 
+	// SpeechRTF is /v1/audio/speech's real-time factor: seconds of audio
+	// per wall second, each reply's audio paced to it.
+	SpeechRTF float64
+
 	// PDRouter makes /server_info answer as an SGLang PD router does
 	// (router_manager, prefill and decode workers, no internal_states), for
 	// clients' router guards.
@@ -95,6 +99,7 @@ const (
 	DefaultTokenizer     = "o200k_base"
 	DefaultTruthCapacity = 100_000
 	DefaultSeed          = 42
+	DefaultSpeechRTF     = 20.0
 )
 
 // Preset returns a complete Config for a preset: the engine values from
@@ -109,6 +114,7 @@ func Preset(name string) (Config, error) {
 		Preset:        name,
 		PageSize:      16,
 		EmbeddingDim:  384,
+		SpeechRTF:     DefaultSpeechRTF,
 		Seed:          DefaultSeed,
 		TruthCapacity: DefaultTruthCapacity,
 	}
@@ -170,6 +176,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--eos-probability: must be in [0, 1), got %v", c.EOSProbability)
 	case c.ReasoningTokens < 0:
 		return fmt.Errorf("--reasoning-tokens: must be >= 0, got %d", c.ReasoningTokens)
+	case !(c.SpeechRTF > 0 && c.SpeechRTF <= 1e6):
+		return fmt.Errorf("--speech-rtf: must be > 0 and at most 1e6, got %v", c.SpeechRTF)
 	case c.EmbeddingDim < 1 || c.EmbeddingDim > 1<<16:
 		return fmt.Errorf("--embedding-dim: must be 1..65536, got %d", c.EmbeddingDim)
 	case c.TruthCapacity < 0:

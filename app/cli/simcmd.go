@@ -144,6 +144,10 @@ var simFlags = []simFlag{
 	{gSimEngine, argparse.Option{Name: "--embedding-dim", Type: argparse.Int,
 		Help: presetHelp("Length of each /v1/embeddings vector.", func(c *sim.Config) any { return c.EmbeddingDim })}, true,
 		func(c *sim.Config, v any) { c.EmbeddingDim = v.(int) }},
+	{gSimEngine, argparse.Option{Name: "--speech-rtf", Type: argparse.Float,
+		Help: presetHelp("Real-time factor of /v1/audio/speech: seconds of audio per wall second of each reply.",
+			func(c *sim.Config) any { return c.SpeechRTF })}, true,
+		func(c *sim.Config, v any) { c.SpeechRTF = v.(float64) }},
 	{gSimFaults, argparse.Option{Name: "--fault", Type: faultRate, Nargs: argparse.OneOrMore, Metavar: "KIND[:ARG]=RATE",
 		Help: "Inject faults: each request gets KIND with chance RATE, drawn from --seed (rates add up to at most 1). Kinds: " +
 			strings.Join(sim.FaultKinds(), ", ") + "; ARG is the chunks before a disconnect (default 2), the seconds of a stall or of slow-headers (2), " +
