@@ -37,7 +37,7 @@ func arrival(r *http.Request) time.Time {
 	now := time.Now()
 	sc, ok := r.Context().Value(connKey{}).(netstamp.Stamped)
 	// On h2 the connection's last read may be another stream's frames.
-	if !ok || r.ProtoMajor != 1 {
+	if !ok || r.ProtoMajor == 2 {
 		return now
 	}
 	return netstamp.At(now, sc.LastArrival())
