@@ -164,6 +164,9 @@ func (p *Plan) prepareB(ctx context.Context, b *Config, ab ABConfig, modelGiven 
 	env, base := p.Env, strings.TrimRight(ab.BaseURL, "/")
 	spec, _ := backend.Lookup(b.Backend)
 	auth := spec.Auth(authHeader(env.Getenv), env.Getenv)
+	if err := checkH2(b, []string{base}, env.Getenv); err != nil {
+		return err
+	}
 	hopt, err := clientOptions(b)
 	if err != nil {
 		return usage("%v", err)
@@ -172,7 +175,7 @@ func (p *Plan) prepareB(ctx context.Context, b *Config, ab ABConfig, modelGiven 
 	if hopt.Proxy, err = proxyFor(base, env); err != nil {
 		return usage("%v", err)
 	}
-	srv := &serverctl.Server{Base: base, Auth: auth, HTTP: backend.NewHTTPClient(hopt)}
+	srv := &serverctl.Server{Base: base, Auth: auth, HTTP: httpClient(b, hopt)}
 	p.URLs, p.Servers = append(p.URLs, base), append(p.Servers, srv)
 	if b.ReadyCheckTimeoutSec > 0 {
 		if err := srv.WaitReady(ctx, env.Stdout, base+spec.ReadyPath, b.ReadyCheckTimeoutSec); err != nil {

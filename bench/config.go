@@ -22,6 +22,10 @@ type Config struct {
 	ConnectTimeout       float64  // seconds; 0: none of its own
 	CACert               *string
 	Insecure             bool
+	// HTTP2 speaks h2 over TLS (--http2), H2C cleartext h2 with prior
+	// knowledge (--h2c); neither: HTTP/1.1.
+	HTTP2 bool
+	H2C   bool
 	// Sim starts the built-in simulator and benchmarks it (package cli
 	// starts it and sets BaseURL).
 	Sim       bool

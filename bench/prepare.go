@@ -151,6 +151,9 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 	if spec, ok := backend.Lookup(cfg.Backend); ok {
 		auth = spec.Auth(auth, env.Getenv)
 	}
+	if err := checkH2(cfg, bases, env.Getenv); err != nil {
+		return nil, err
+	}
 	hopt, err := clientOptions(cfg)
 	if err != nil {
 		return nil, usage("%v", err)
@@ -164,10 +167,10 @@ func Prepare(ctx context.Context, cfg *Config, env Env) (*Plan, error) {
 			return nil, usage("%v", err)
 		}
 	}
-	p.Server = &serverctl.Server{Base: base, Auth: auth, HTTP: backend.NewHTTPClient(hopt)}
+	p.Server = &serverctl.Server{Base: base, Auth: auth, HTTP: httpClient(cfg, hopt)}
 	p.URLs, p.Servers = bases, []*serverctl.Server{p.Server}
 	for _, b := range bases[1:] {
-		p.Servers = append(p.Servers, &serverctl.Server{Base: b, Auth: auth, HTTP: backend.NewHTTPClient(hopt)})
+		p.Servers = append(p.Servers, &serverctl.Server{Base: b, Auth: auth, HTTP: httpClient(cfg, hopt)})
 	}
 	model, detected, err := p.findModel(ctx, cfg, base)
 	if err == nil {
@@ -349,7 +352,7 @@ func (p *Plan) makeClient(base string, auth http.Header, hopt backend.ClientOpti
 	spec, _ := backend.Lookup(cfg.Backend)
 	opt.DropText = !cfg.OutputDetails && !cfg.PrintRequests && !conversations(p.Rows) && !spec.ChunkLens
 	opt.DeferCount = true // counted in send, after the slot is free
-	client, err := backend.New(cfg.Backend, base, opt, h, backend.NewHTTPClient(hopt))
+	client, err := backend.New(cfg.Backend, base, opt, h, httpClient(cfg, hopt))
 	if err != nil {
 		return usage("%v", err)
 	}

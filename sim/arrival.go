@@ -32,11 +32,12 @@ func withConn(ctx context.Context, c net.Conn) context.Context {
 // arrival is when r's bytes reached the socket, on the monotonic clock:
 // now, moved back by the age of the kernel's receive time of the last read
 // on r's connection, which read r's headers (clients do not pipeline, so no
-// later request's bytes can have been read yet).
+// later request's bytes can have been read yet). On h2 it is now.
 func arrival(r *http.Request) time.Time {
 	now := time.Now()
 	sc, ok := r.Context().Value(connKey{}).(netstamp.Stamped)
-	if !ok {
+	// On h2 the connection's last read may be another stream's frames.
+	if !ok || r.ProtoMajor == 2 {
 		return now
 	}
 	return netstamp.At(now, sc.LastArrival())

@@ -26,6 +26,10 @@ func TestArrival(t *testing.T) {
 		t.Errorf("arrival %v from the stamp, want it (the wall and monotonic clocks read apart)", d)
 	}
 	before := time.Now()
+	h2 := (&http.Request{ProtoMajor: 2}).WithContext(withConn(context.Background(), fakeStamped{ns: sent.UnixNano()}))
+	if a := arrival(h2); a.Before(before) {
+		t.Errorf("h2 (the stamp may be another stream's): arrival %v before the handler's start %v", a, before)
+	}
 	if a := arrival((&http.Request{}).WithContext(withConn(context.Background(), fakeStamped{}))); a.Before(before) {
 		t.Errorf("no stamp yet: arrival %v before the handler's start %v", a, before)
 	}

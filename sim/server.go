@@ -101,7 +101,12 @@ func (s *Server) Start(ln net.Listener) error {
 		return errors.New("sim: server already started")
 	}
 	s.ln = ln
-	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: time.Minute, ConnContext: withConn}
+	// HTTP/1.1, and h2c with prior knowledge (benchserve --h2c) on the
+	// same port: a connection that opens with h2's preface speaks h2.
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true)
+	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: time.Minute, ConnContext: withConn, Protocols: &protos}
 	go s.srv.Serve(netstamp.Listen(ln)) //nolint:errcheck // Serve's error after Close is ErrServerClosed.
 	return nil
 }

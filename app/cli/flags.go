@@ -380,6 +380,12 @@ var flags = withDatasets([]flag{
 	{gOutput, argparse.Option{Name: "--metrics-addr", Type: str, Metavar: "HOST:PORT",
 		Help: "Serve the client's own metrics (Prometheus/OpenMetrics text at /metrics: TTFT, ITL, TPOT and E2E histograms, requests by outcome and error, tokens, in flight, send lag, goodput) on HOST:PORT while the run or sweep lasts, until its result is printed; port 0 picks a free one. The address is printed on stderr."},
 		ptr(func(c *cfg) **string { return &c.MetricsAddr })},
+	{gTarget, argparse.Option{Name: "--http2", Action: argparse.StoreTrue,
+		Help: "Speak HTTP/2 to https servers (TLS, ALPN h2): requests are streams of one connection per server. Default: HTTP/1.1, as the reference. Chunks are then timed by the client's reads of each stream, not by the kernel (docs/metrics.md)."},
+		val(func(c *cfg) *bool { return &c.HTTP2 })},
+	{gTarget, argparse.Option{Name: "--h2c", Action: argparse.StoreTrue,
+		Help: "Speak cleartext HTTP/2 with prior knowledge (h2c) to http servers: requests are streams of one connection per server (the simulator accepts it). Chunks are timed as with --http2."},
+		val(func(c *cfg) *bool { return &c.H2C })},
 })
 
 // datasetFlag places a flag a dataset declares (package dataset, in the
