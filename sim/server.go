@@ -149,6 +149,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v2/models/{model}/generate_stream", gen(trtFormat{stream: true}))
 	mux.HandleFunc("POST /v2/models/{model}/generate", gen(trtFormat{}))
 	mux.HandleFunc("POST /v1/embeddings", gen(embedFormat{}))
+	mux.HandleFunc("POST /v1/rerank", gen(rerankFormat{}))
+	mux.HandleFunc("POST /rerank", gen(rerankFormat{}))
+	mux.HandleFunc("POST /score", gen(rerankFormat{score: true}))
 
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /model_info", s.modelInfo)
