@@ -3,6 +3,7 @@ package dataset
 import (
 	"context"
 	"fmt"
+	"io"
 )
 
 // loadRerank builds rerank rows from random or random-ids: it draws
@@ -11,9 +12,11 @@ import (
 // the rest its documents. PromptLen is the sum of the texts' lengths.
 func loadRerank(ctx context.Context, p Params, env Env) ([]Row, error) {
 	k := p.RerankDocs + 1
-	flat := p
+	flat, quiet := p, env
 	flat.NumPrompts, flat.RerankDocs = p.NumPrompts*k, 0
-	texts, err := loadRandom(ctx, flat, env)
+	// Its sums are of the flat texts, not of the requests: ours follow.
+	quiet.Out = io.Discard
+	texts, err := loadRandom(ctx, flat, quiet)
 	if err != nil {
 		return nil, err
 	}
@@ -21,7 +24,7 @@ func loadRerank(ctx context.Context, p Params, env Env) ([]Row, error) {
 	for i := range rows {
 		g := texts[i*k : (i+1)*k]
 		r := &rows[i]
-		r.Text, r.OutputLen = g[0].Text, g[0].OutputLen
+		r.Text = g[0].Text // nothing is generated: OutputLen stays 0
 		r.Docs = make([]string, p.RerankDocs)
 		for j := range g {
 			r.PromptLen += g[j].PromptLen
@@ -31,7 +34,16 @@ func loadRerank(ctx context.Context, p Params, env Env) ([]Row, error) {
 		}
 		r.TextPromptLen = r.PromptLen
 	}
-	fmt.Fprintf(env.Out, "Rerank rows: %d queries of %d documents each\n", len(rows), p.RerankDocs)
+	total := 0
+	for i := range rows {
+		total += rows[i].PromptLen
+	}
+	fmt.Fprintf(env.Out, "#Input tokens: %d\n#Output tokens: 0\n", total)
+	fmt.Fprintf(env.Out, "Rerank rows: %d queries of %d documents each", len(rows), p.RerankDocs)
+	if len(rows) < p.NumPrompts {
+		fmt.Fprintf(env.Out, " (the text source had enough for %d of --num-prompts %d)", len(rows), p.NumPrompts)
+	}
+	fmt.Fprintln(env.Out)
 	return rows, nil
 }
 

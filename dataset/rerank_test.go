@@ -3,6 +3,7 @@ package dataset
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -27,7 +28,17 @@ func TestRerankRows(t *testing.T) {
 			if len(rows) != 5 || !strings.Contains(out, "Rerank rows: 5 queries of 2 documents each") {
 				t.Fatalf("%d rows; printed %s", len(rows), out)
 			}
+			sum := 0
+			for _, r := range rows {
+				sum += r.PromptLen
+			}
+			if want := "#Input tokens: " + strconv.Itoa(sum) + "\n#Output tokens: 0\n"; !strings.HasPrefix(out, want) {
+				t.Errorf("printed %q, want it to begin %q", out, want)
+			}
 			for i, r := range rows {
+				if r.OutputLen != 0 {
+					t.Errorf("row %d: OutputLen %d", i, r.OutputLen)
+				}
 				g := flat[3*i : 3*i+3]
 				if r.Text != g[0].Text || len(r.Docs) != 2 || r.Docs[0] != g[1].Text || r.Docs[1] != g[2].Text {
 					t.Errorf("row %d: query %q docs %q, want the texts %q %q %q", i, r.Text, r.Docs, g[0].Text, g[1].Text, g[2].Text)
