@@ -396,7 +396,7 @@ func TestTable(t *testing.T) {
 		"sglang": 30000, "sglang-native": 30000, "sglang-oai": 30000, "sglang-oai-chat": 30000, "sglang-embedding": 30000,
 		"vllm": 8000, "vllm-chat": 30000, "vllm-embedding": 8000, "lmdeploy": 23333, "lmdeploy-chat": 30000,
 		"trt": 8000, "gserver": 9988, "truss": 8080, "openai-responses": 8000, "anthropic-messages": 8000,
-		"vllm-rerank": 8000, "vllm-score": 8000, "tei-rerank": 8080,
+		"vllm-rerank": 8000, "sglang-rerank": 30000, "vllm-score": 8000, "tei-rerank": 8080,
 	}
 	for _, n := range Names() {
 		if DefaultPort(n) != wantPort[n] {

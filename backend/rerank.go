@@ -33,6 +33,27 @@ var protoRerankVLLM = &protocol{
 	embedding: true,
 }
 
+// SGLang's /v1/rerank: vLLM's path and request fields, but the reply is a
+// bare list of {score, document, index, meta_info}. return_documents false
+// keeps the documents out of it (SGLang's default sends them back).
+var protoRerankSGLang = &protocol{
+	name: "sglang-rerank", path: "/v1/rerank",
+	body: func(_ *Client, in *Input) *pyjson.Object {
+		o := &pyjson.Object{}
+		o.Set("model", pyjson.String(in.Model))
+		o.Set("query", pyjson.String(in.Text))
+		o.Set("documents", pyjson.Strings(in.Docs))
+		o.Set("return_documents", jsonFalse)
+		setLoRA(o, in)
+		o.Update(in.Extra)
+		return o
+	},
+	whole:     func(_ *parser, doc []byte, _ time.Time) error { return scoresDoc(doc, "") },
+	output:    func(_ *parser, r *record.Record) { r.OutputLen = 0 },
+	stream:    streamNever,
+	embedding: true,
+}
+
 // vLLM's /score: text_1 the query, text_2 the documents; data [{index, score}].
 var protoScore = &protocol{
 	name: "score", path: "/score",

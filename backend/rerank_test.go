@@ -18,6 +18,7 @@ func TestRerankBodies(t *testing.T) {
 	in := &Input{Text: "q \"x\"", Docs: []string{"a", "b"}, Model: "m", OutputLen: 9}
 	for _, c := range []struct{ be, want, path string }{
 		{"vllm-rerank", `{"model": "m", "query": "q \"x\"", "documents": ["a", "b"]}`, "/v1/rerank"},
+		{"sglang-rerank", `{"model": "m", "query": "q \"x\"", "documents": ["a", "b"], "return_documents": false}`, "/v1/rerank"},
 		{"vllm-score", `{"model": "m", "text_1": "q \"x\"", "text_2": ["a", "b"]}`, "/score"},
 		{"tei-rerank", `{"query": "q \"x\"", "texts": ["a", "b"], "return_text": false}`, "/rerank"},
 	} {
@@ -49,6 +50,8 @@ func TestRerankReplies(t *testing.T) {
 		{protoRerankVLLM, `{"id":"r","results":[{"index":0,"relevance_score":0.5}],"usage":{"total_tokens":3}}`, true},
 		{protoRerankVLLM, `{"id":"r","results":[]}`, false},
 		{protoRerankVLLM, `{"error":{"message":"bad"}}`, false},
+		{protoRerankSGLang, `[{"score":0.9,"document":null,"index":0,"meta_info":{"id":"x"}}]`, true},
+		{protoRerankSGLang, `{"results":[{"index":0}]}`, false},
 		{protoScore, `{"data":[{"index":0,"object":"score","score":0.1}]}`, true},
 		{protoScore, `{"results":[{"index":0}]}`, false},
 		{protoRerankTEI, `[{"index":0,"score":0.9}]`, true},

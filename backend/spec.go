@@ -145,6 +145,8 @@ var specs = []Spec{
 		Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
 	{Name: "vllm-rerank", proto: protoRerankVLLM, DefaultPort: 8000, Embedding: true, Rerank: true,
 		VLLM: true, Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
+	{Name: "sglang-rerank", proto: protoRerankSGLang, DefaultPort: 30000, Embedding: true, Rerank: true,
+		SGLang: true, Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
 	{Name: "vllm-score", proto: protoScore, DefaultPort: 8000, Embedding: true, Rerank: true,
 		VLLM: true, Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
 	// TEI has no /v1/models; /health answers once the model is loaded.

@@ -10,13 +10,14 @@ import (
 type rerankKind uint8
 
 const (
-	rerankVLLM  rerankKind = iota // /v1/rerank, /rerank with documents: results [...]
-	rerankTEI                     // /rerank with texts: a bare list
-	rerankScore                   // /score: text_1, text_2; data [...]
+	rerankVLLM   rerankKind = iota // /v1/rerank, /rerank with documents: results [...]
+	rerankTEI                      // /rerank with texts: a bare list
+	rerankScore                    // /score: text_1, text_2; data [...]
+	rerankSGLang                   // /v1/rerank with return_documents: a bare list
 )
 
-// rerankFormat serves /v1/rerank, /rerank (vLLM's and TEI's bodies) and
-// /score. A cross-encoder scores each query-document pair as one sequence,
+// rerankFormat serves /v1/rerank, /rerank (vLLM's, SGLang's and TEI's
+// bodies) and /score. A cross-encoder scores each query-document pair as one sequence,
 // so the cost model prefills every pair: the engine request is the pairs'
 // tokens end to end, prefill only, as an embedding request is.
 type rerankFormat struct{ score bool }
@@ -37,6 +38,8 @@ func (f rerankFormat) parse(s *Server, r *http.Request, body []byte, j *job) *ap
 		Text1     json.RawMessage `json:"text_1"`
 		Text2     json.RawMessage `json:"text_2"`
 		LoRAPath  json.RawMessage `json:"lora_path"`
+		// ReturnDocs is SGLang's field: its reply is a bare list.
+		ReturnDocs json.RawMessage `json:"return_documents"`
 	}
 	if e := decodeBody(body, &q); e != nil {
 		return e
@@ -51,6 +54,8 @@ func (f rerankFormat) parse(s *Server, r *http.Request, body []byte, j *job) *ap
 		kind, query, docs, qName, dName = rerankScore, q.Text1, q.Text2, "text_1", "text_2"
 	case r.URL.Path == "/rerank" && !isNull(q.Texts):
 		kind, docs, dName = rerankTEI, q.Texts, "texts"
+	case !isNull(q.ReturnDocs):
+		kind = rerankSGLang
 	}
 	qs, e := s.texts(query, qName)
 	if e != nil {
@@ -113,6 +118,21 @@ func (f rerankFormat) whole(j *job, b []byte, _ *progress) []byte {
 			b = append(b, `,"score":`...)
 			b = strconv.AppendFloat(b, score(i), 'g', -1, 32)
 			b = append(b, '}')
+		}
+		return append(b, ']')
+	case rerankSGLang:
+		b = append(b, '[')
+		for i := range j.inputs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"score":`...)
+			b = strconv.AppendFloat(b, score(i), 'g', -1, 32)
+			b = append(b, `,"document":null,"index":`...)
+			b = strconv.AppendInt(b, int64(i), 10)
+			b = append(b, `,"meta_info":{"id":`...)
+			b = appendJSONString(b, j.id)
+			b = append(b, "}}"...)
 		}
 		return append(b, ']')
 	case rerankScore:

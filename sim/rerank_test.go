@@ -34,6 +34,10 @@ func TestRerankFormats(t *testing.T) {
 	if got := post(t, url+"/rerank", `{"query":"a b","documents":["c"]}`); got.status != 200 || len(decode[struct{ Results []scored }](t, got.body).Results) != 1 {
 		t.Errorf("/rerank, vLLM's body: %d %s", got.status, got.body)
 	}
+	sg := post(t, url+"/v1/rerank", `{"query":"a b","documents":["c","d e"],"return_documents":false}`)
+	if l := decode[[]scored](t, sg.body); sg.status != 200 || len(l) != 2 || l[0].Score != v.Results[0].Rel || l[1].Index != 1 {
+		t.Errorf("/v1/rerank, SGLang's body: %d %s", sg.status, sg.body)
+	}
 	tei := post(t, url+"/rerank", `{"query":"a b","texts":["c","d e","c"],"return_text":false}`)
 	if l := decode[[]scored](t, tei.body); tei.status != 200 || len(l) != 3 || l[0].Score != v.Results[0].Rel || l[2].Index != 2 {
 		t.Errorf("/rerank, TEI's body: %d %s", tei.status, tei.body)

@@ -381,7 +381,7 @@ var flags = withDatasets([]flag{
 		Help: "Serve the client's own metrics (Prometheus/OpenMetrics text at /metrics: TTFT, ITL, TPOT and E2E histograms, requests by outcome and error, tokens, in flight, send lag, goodput) on HOST:PORT while the run or sweep lasts, until its result is printed; port 0 picks a free one. The address is printed on stderr."},
 		ptr(func(c *cfg) **string { return &c.MetricsAddr })},
 	{gDataset, argparse.Option{Name: "--rerank-docs", Type: integ, Default: 0, Metavar: "N",
-		Help: "With a rerank backend (vllm-rerank, vllm-score, tei-rerank) and --dataset-name random or random-ids: each request is one query and N documents, each of --random-input-len tokens (drawn with --random-range-ratio)."},
+		Help: "With a rerank backend (vllm-rerank, sglang-rerank, vllm-score, tei-rerank) and --dataset-name random or random-ids: each request is one query and N documents, each of --random-input-len tokens (drawn with --random-range-ratio)."},
 		val(func(c *cfg) *int { return &c.RerankDocs })},
 })
 

@@ -34,7 +34,7 @@ func TestRerankAgainstSimTruth(t *testing.T) {
 	_, base := newSim(t, cfg)
 	const docs, prompts = 4, 12
 	for _, c := range []struct{ be, endpoint string }{
-		{"vllm-rerank", "/v1/rerank"}, {"vllm-score", "/score"}, {"tei-rerank", "/rerank"},
+		{"vllm-rerank", "/v1/rerank"}, {"sglang-rerank", "/v1/rerank"}, {"vllm-score", "/score"}, {"tei-rerank", "/rerank"},
 	} {
 		t.Run(c.be, func(t *testing.T) {
 			getJSON[map[string]any](t, base+"/sim/truth")
