@@ -89,6 +89,8 @@ type Input struct {
 	LoRA string
 	// Images are data URIs.
 	Images []string
+	// Docs are the documents a rerank backend scores Text against.
+	Docs []string
 	// Extra is the merged extra request body; nil for none.
 	Extra *pyjson.Object
 	// RoutingKey, when set, goes out as the X-SMG-Routing-Key header.

@@ -397,6 +397,7 @@ func TestTable(t *testing.T) {
 		"vllm": 8000, "vllm-chat": 30000, "vllm-embedding": 8000, "lmdeploy": 23333, "lmdeploy-chat": 30000,
 		"trt": 8000, "gserver": 9988, "truss": 8080, "openai-responses": 8000, "anthropic-messages": 8000,
 		"openai-speech": 8000,
+		"vllm-rerank":   8000, "sglang-rerank": 30000, "vllm-score": 8000, "tei-rerank": 8080,
 	}
 	for _, n := range Names() {
 		if DefaultPort(n) != wantPort[n] {
@@ -405,7 +406,7 @@ func TestTable(t *testing.T) {
 		if (Path(n) == "") != (n == "gserver") {
 			t.Errorf("Path(%s) = %q", n, Path(n))
 		}
-		if IsEmbedding(n) != strings.HasSuffix(n, "-embedding") {
+		if s, _ := Lookup(n); IsEmbedding(n) != (strings.HasSuffix(n, "-embedding") || s.Rerank) {
 			t.Errorf("IsEmbedding(%s)", n)
 		}
 	}

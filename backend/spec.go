@@ -51,6 +51,9 @@ type Spec struct {
 	// no tokens are generated, nothing is streamed, and the console leaves
 	// out the token lines.
 	Embedding bool
+	// Rerank: the backend scores a query against documents (Input.Docs,
+	// --rerank-docs); it is also Embedding (nothing generated).
+	Rerank bool
 	// Images is how the image datasets send to it.
 	Images Images
 	// SGLang: the server is SGLang's: /flush_cache takes ?timeout=,
@@ -142,6 +145,16 @@ var specs = []Spec{
 		Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
 	{Name: "openai-speech", proto: protoSpeech, DefaultPort: 8000,
 		Headers: true, ReadyPath: pathModels, Implemented: true},
+	{Name: "vllm-rerank", proto: protoRerankVLLM, DefaultPort: 8000, Embedding: true, Rerank: true,
+		VLLM: true, Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
+	{Name: "sglang-rerank", proto: protoRerankSGLang, DefaultPort: 30000, Embedding: true, Rerank: true,
+		SGLang: true, Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
+	{Name: "vllm-score", proto: protoScore, DefaultPort: 8000, Embedding: true, Rerank: true,
+		VLLM: true, Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
+	// TEI has no /v1/models; /health answers once the model is loaded.
+	{Name: "tei-rerank", proto: protoRerankTEI, DefaultPort: 8080, Embedding: true, Rerank: true,
+		Headers: true, ReadyPath: "/health", Implemented: true,
+		NeedsModel: "Please provide a model with `--model` when using tei-rerank backend (TEI lists no models; the tokenizer is the model's)."},
 }
 
 // Specs returns the table, in the reference's order of the --backend

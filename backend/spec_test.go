@@ -14,7 +14,7 @@ var referenceNames = []string{
 }
 
 // ourNames come after the reference's.
-var ourNames = []string{"openai-responses", "anthropic-messages", "openai-speech"}
+var ourNames = []string{"openai-responses", "anthropic-messages", "openai-speech", "vllm-rerank", "sglang-rerank", "vllm-score", "tei-rerank"}
 
 // TestSpecInvariants checks that the rows of the table agree with each
 // other and with what the request functions do.
@@ -96,6 +96,9 @@ func TestSpecInvariants(t *testing.T) {
 		if s.PrintRequests && !s.Chat {
 			fail("--print-requests prints chat messages")
 		}
+		if s.Rerank != (s.proto == protoRerankVLLM || s.proto == protoRerankSGLang || s.proto == protoScore || s.proto == protoRerankTEI) || s.Rerank && !s.Embedding {
+			fail("Rerank %v with protocol %q (a rerank backend generates nothing, as embeddings)", s.Rerank, s.Protocol())
+		}
 		if !s.Headers && s.LoRA {
 			fail("a LoRA adapter without headers: not a request function we have")
 		}
@@ -118,7 +121,8 @@ func TestNamesOf(t *testing.T) {
 		want string
 	}{
 		{"chat", func(s Spec) bool { return s.Chat }, "sglang-oai-chat vllm-chat lmdeploy-chat openai-responses anthropic-messages"},
-		{"embedding", func(s Spec) bool { return s.Embedding }, "sglang-embedding vllm-embedding"},
+		{"embedding", func(s Spec) bool { return s.Embedding }, "sglang-embedding vllm-embedding vllm-rerank sglang-rerank vllm-score tei-rerank"},
+		{"rerank", func(s Spec) bool { return s.Rerank }, "vllm-rerank sglang-rerank vllm-score tei-rerank"},
 		{"images", func(s Spec) bool { return s.Images != ImagesNone }, "sglang sglang-native sglang-oai-chat vllm-chat openai-responses anthropic-messages"},
 		{"native", func(s Spec) bool { return s.proto == protoNative }, "sglang sglang-native"},
 		{"sampling flags", func(s Spec) bool { return s.Sampling() }, "sglang sglang-native"},
@@ -126,11 +130,11 @@ func TestNamesOf(t *testing.T) {
 		{"logprobs", func(s Spec) bool { return s.Logprobs() != LogprobsNone }, "sglang sglang-native sglang-oai vllm lmdeploy"},
 		{"chunk lengths", func(s Spec) bool { return s.ChunkLens }, "sglang-oai sglang-oai-chat"},
 		{"no headers", func(s Spec) bool { return !s.Headers }, "trt"},
-		{"no LoRA", func(s Spec) bool { return s.Implemented && !s.LoRA }, "trt truss openai-speech"},
+		{"no LoRA", func(s Spec) bool { return s.Implemented && !s.LoRA }, "trt truss openai-speech tei-rerank"},
 		{"not implemented", func(s Spec) bool { return !s.Implemented }, "gserver"},
-		{"needs --model", func(s Spec) bool { return s.NeedsModel != "" }, "trt truss"},
-		{"vllm", func(s Spec) bool { return s.VLLM }, "vllm vllm-chat vllm-embedding"},
-		{"sglang", func(s Spec) bool { return s.SGLang }, "sglang sglang-native sglang-oai sglang-oai-chat sglang-embedding"},
+		{"needs --model", func(s Spec) bool { return s.NeedsModel != "" }, "trt truss tei-rerank"},
+		{"vllm", func(s Spec) bool { return s.VLLM }, "vllm vllm-chat vllm-embedding vllm-rerank vllm-score"},
+		{"sglang", func(s Spec) bool { return s.SGLang }, "sglang sglang-native sglang-oai sglang-oai-chat sglang-embedding sglang-rerank"},
 	} {
 		if got := strings.Join(NamesOf(c.ok), " "); got != c.want {
 			t.Errorf("%s: %s, want %s", c.what, got, c.want)

@@ -114,7 +114,7 @@ func (p *Plan) input(row *dataset.Row, outputLen int, lora string) *backend.Inpu
 	return &backend.Input{
 		Text: row.Text, IDs: row.IDs, Messages: row.Messages,
 		PromptLen: row.PromptLen, OutputLen: outputLen,
-		Model: p.Model, LoRA: lora, Images: row.Images, RoutingKey: row.RoutingKey,
+		Model: p.Model, LoRA: lora, Images: row.Images, Docs: row.Docs, RoutingKey: row.RoutingKey,
 		Extra: extra,
 	}
 }

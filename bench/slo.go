@@ -97,6 +97,7 @@ func runOf(cfg *Config, spec backend.Spec, g gates, serverInfo []byte) report.Ru
 	return report.Run{
 		Backend:           cfg.Backend,
 		Embedding:         spec.Embedding,
+		RerankDocs:        cfg.RerankDocs,
 		DatasetName:       cfg.DatasetName,
 		Images:            datasetSpec(cfg.DatasetName).Images,
 		RequestRate:       cfg.RequestRate,

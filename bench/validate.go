@@ -3,6 +3,7 @@ package bench
 import (
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,6 +28,9 @@ func validate(cfg *Config) error {
 	ds := datasetSpec(cfg.DatasetName)
 	if spec.Embedding && ds.NoEmbeddings {
 		return usage("%s dataset is unsupported for embeddings benchmark", cfg.DatasetName)
+	}
+	if err := checkRerank(cfg, spec); err != nil {
+		return err
 	}
 	if cfg.NumPrompts == 0 && !ds.ZeroPrompts {
 		return usage("--num-prompts 0: --dataset-name %s would send no requests; give at least 1", cfg.DatasetName)
@@ -152,4 +156,19 @@ func unquoteURLErr(err error) string {
 		return ue.Err.Error()
 	}
 	return strings.TrimSpace(err.Error())
+}
+
+// checkRerank: a rerank backend needs rows of a query and documents
+// (--rerank-docs with random or random-ids), and only it takes them.
+func checkRerank(cfg *Config, spec backend.Spec) error {
+	readers := dataset.Readers("--rerank-docs")
+	switch {
+	case spec.Rerank && cfg.RerankDocs < 1:
+		return usage("--backend %s: give --rerank-docs N (documents per query, with --dataset-name %s)", cfg.Backend, strings.Join(readers, " or "))
+	case spec.Rerank && !slices.Contains(readers, cfg.DatasetName):
+		return usage("--backend %s: --dataset-name %s has no documents; use %s with --rerank-docs", cfg.Backend, cfg.DatasetName, strings.Join(readers, " or "))
+	case !spec.Rerank && cfg.RerankDocs != 0:
+		return usage("--rerank-docs: --backend %s scores no documents; use %s", cfg.Backend, strings.Join(backend.NamesOf(func(s backend.Spec) bool { return s.Rerank }), ", "))
+	}
+	return nil
 }

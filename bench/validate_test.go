@@ -91,3 +91,30 @@ func TestValidateNeedsModel(t *testing.T) {
 		}
 	}
 }
+
+// A rerank backend needs --rerank-docs and a dataset that builds rerank
+// rows; no other backend takes --rerank-docs. All before any network call.
+func TestValidateRerank(t *testing.T) {
+	m := "m"
+	for _, c := range []struct {
+		backend, dataset string
+		docs             int
+		want             string
+	}{
+		{"vllm-rerank", "random-ids", 4, ""},
+		{"tei-rerank", "random", 1, ""},
+		{"vllm-score", "random-ids", 0, "--backend vllm-score: give --rerank-docs N (documents per query, with --dataset-name random or random-ids)"},
+		{"vllm-rerank", "sharegpt", 4, "--backend vllm-rerank: --dataset-name sharegpt has no documents; use random or random-ids with --rerank-docs"},
+		{"vllm", "random-ids", 4, "--rerank-docs: --backend vllm scores no documents; use vllm-rerank, sglang-rerank, vllm-score, tei-rerank"},
+	} {
+		cfg := &Config{Backend: c.backend, Host: "localhost", DatasetName: c.dataset, Model: &m,
+			Params: dataset.Params{NumPrompts: 1, RandomInputLen: 8, RandomOutputLen: 8, RerankDocs: c.docs}}
+		got := ""
+		if err := validate(cfg); err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("%s %s %d: %q, want %q", c.backend, c.dataset, c.docs, got, c.want)
+		}
+	}
+}

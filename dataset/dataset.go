@@ -31,6 +31,9 @@ type Params struct {
 	// each turn after the first (nil: RandomInputLen).
 	SessionTurns    *string
 	PerTurnInputLen *int
+	// RerankDocs (--rerank-docs) makes each random or random-ids row a
+	// query with that many documents, each of RandomInputLen tokens.
+	RerankDocs int
 
 	// TokenizePrompt makes random and random-ids rows carry IDs instead of
 	// Text; sharegpt refuses it.

@@ -14,6 +14,9 @@ import (
 // prompts of exactly those token counts, made from ShareGPT's token space
 // (random) or from consecutive vocabulary ids (random-ids).
 func loadRandom(ctx context.Context, p Params, env Env) ([]Row, error) {
+	if p.RerankDocs > 0 {
+		return loadRerank(ctx, p, env)
+	}
 	n := p.NumPrompts
 	inLo, err := lensLow(p.RandomInputLen, p.RandomRangeRatio, "--random-input-len")
 	if err != nil {

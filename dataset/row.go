@@ -39,6 +39,9 @@ type Row struct {
 
 	// Images are data URIs sent with the prompt.
 	Images []string
+	// Docs are the documents a rerank row scores Text (the query) against
+	// (--rerank-docs); PromptLen counts the query's and theirs.
+	Docs []string
 	// Timestamp is the trace time in milliseconds (HasTimestamp tells it
 	// apart from 0); trace datasets send each row at its time.
 	Timestamp    float64

@@ -89,6 +89,9 @@ func preflightRandom(p Params) error {
 	if err := preflightLens(p); err != nil {
 		return err
 	}
+	if err := preflightRerank(p); err != nil {
+		return err
+	}
 	_, err := newSessions(p)
 	return err
 }

@@ -108,12 +108,12 @@ var specs = []Spec{
 		Prompts: "the chat requests in --dataset-path", Outputs: "output lengths are each line's max_tokens, or --sharegpt-output-len",
 		ZeroPrompts: true, OpensPath: true},
 	{Name: "random", Load: loadRandom, Preflight: preflightRandom,
-		Reads:      []string{"--dataset-path", "--num-prompts", "--random-input-len", "--random-output-len", "--random-range-ratio", "--tokenize-prompt", "--session-turns", "--per-turn-input-len"},
+		Reads:      []string{"--dataset-path", "--num-prompts", "--random-input-len", "--random-output-len", "--random-range-ratio", "--tokenize-prompt", "--session-turns", "--per-turn-input-len", "--rerank-docs"},
 		Outputs:    "output lengths come from --random-output-len",
 		NoTemplate: "its prompts are random token text, sent as is",
 		OpensPath:  true, Downloads: "ShareGPT (its text)", FileTag: randomTag},
 	{Name: "random-ids", Load: loadRandom, Preflight: preflightRandom,
-		Reads:   []string{"--num-prompts", "--random-input-len", "--random-output-len", "--random-range-ratio", "--tokenize-prompt", "--session-turns", "--per-turn-input-len"},
+		Reads:   []string{"--num-prompts", "--random-input-len", "--random-output-len", "--random-range-ratio", "--tokenize-prompt", "--session-turns", "--per-turn-input-len", "--rerank-docs"},
 		Prompts: "consecutive token ids", Outputs: "output lengths come from --random-output-len",
 		NoTemplate: "its prompts are random token text, sent as is", FileTag: randomTag},
 	{Name: "generated-shared-prefix", Load: loadGSP, Parsed: gspParsed, Preflight: checkGSP, Flags: gspFlags, Notes: gspNotes,
@@ -284,6 +284,7 @@ var shared = map[string]func(s Spec) string{
 	"--use-trace-timestamps": func(Spec) string { return "it has no timestamps" },
 	"--session-turns":        func(Spec) string { return "only " + and(readers("--session-turns")) + " make synthetic sessions" },
 	"--per-turn-input-len":   func(Spec) string { return "only " + and(readers("--per-turn-input-len")) + " make synthetic sessions" },
+	"--rerank-docs":          func(Spec) string { return "only " + and(readers("--rerank-docs")) + " build rerank rows" },
 }
 
 func prompts(s Spec) string { return "its prompts come from " + s.Prompts }
@@ -342,6 +343,9 @@ func ownerIgnored(name string) func(Spec) string {
 	}
 	return nil
 }
+
+// Readers are the datasets that read a shared flag, in the table's order.
+func Readers(flag string) []string { return readers(flag) }
 
 // readers are the datasets that read a shared flag, in the table's order.
 func readers(flag string) []string {

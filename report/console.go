@@ -44,6 +44,9 @@ func Console(w io.Writer, run Run, s metrics.Summary) error {
 		b = integer(b, "Total generated tokens (retokenized):", s.TotalOutputRetokenized)
 	}
 	b = fixed(b, "Request throughput (req/s):", s.RequestThroughput)
+	if run.RerankDocs > 0 {
+		b = fixed(b, "Document throughput (docs/s):", run.docThroughput(s))
+	}
 	if g := run.Goodput; g != nil {
 		b = fixed(b, "Request goodput (req/s):", g.RequestGoodput)
 		if !embedding {

@@ -48,6 +48,10 @@ func Line(run Run, s metrics.Summary, recs []record.Record) []byte {
 	o.int("total_output_tokens_retokenized", s.TotalOutputRetokenized)
 	o.float("request_throughput", s.RequestThroughput)
 	o.float("input_throughput", s.InputThroughput)
+	if run.RerankDocs > 0 {
+		o.int("rerank_docs", run.RerankDocs)
+		o.float("document_throughput", run.docThroughput(s))
+	}
 	o.float("output_throughput", s.OutputThroughput)
 	o.float("total_throughput", s.TotalThroughput)
 	o.stats("e2e_latency", s.E2E)

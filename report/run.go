@@ -27,6 +27,9 @@ type Run struct {
 	// Embedding: the backend measures embeddings, so the block has no
 	// token, TTFT, TPOT or ITL lines.
 	Embedding bool
+	// RerankDocs is --rerank-docs: each request scored that many
+	// documents, so the block adds the document throughput (0: none).
+	RerankDocs int
 
 	// RequestRate is --request-rate (+Inf for a burst). With Trace
 	// (--use-trace-timestamps) the rate is shown as "trace" instead.
@@ -95,4 +98,10 @@ func FileName(run NameParams, now time.Time) string {
 	b.WriteString(run.Dataset)
 	b.WriteString(".jsonl")
 	return b.String()
+}
+
+// docThroughput is documents scored per second: every successful rerank
+// request scored RerankDocs of them.
+func (r Run) docThroughput(s metrics.Summary) float64 {
+	return s.RequestThroughput * float64(r.RerankDocs)
 }

@@ -40,6 +40,7 @@ var (
 	_ format = embedFormat{}
 	_ format = responsesFormat{}
 	_ format = messagesFormat{}
+	_ format = rerankFormat{}
 )
 
 // apiError is a request the simulator refuses.
@@ -74,7 +75,8 @@ type job struct {
 	usage        bool // stream_options.include_usage
 	cacheDetails bool // return_cached_tokens_details
 	embed        bool
-	inputs       int            // embeddings: how many inputs
+	inputs       int            // embeddings: how many inputs; rerank: documents
+	rerank       rerankKind     // rerank and score: the reply's shape
 	prompts      [][]int        // a batch: one engine request each (batch.go)
 	params       []promptParams // a batch: one for all prompts, or one each
 	index        int            // a batch's prompt: its position in the list

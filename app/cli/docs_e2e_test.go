@@ -348,14 +348,20 @@ func runDocCommand(t *testing.T, env map[string]string, c docCmd) {
 	cmd := "benchserve " + strings.Join(c.args, " ")
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), c.args, IO{Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }})
-	if code != 0 {
+	// A gate's verdict on latencies (exit 4) is the machine's: the
+	// command ran as written, and a loaded machine may fail its bound.
+	gated := code == 4 && (hasArg(c.args, "--threshold") || hasArg(c.args, "--ab-max-regression"))
+	if code != 0 && !gated {
 		t.Errorf("%s: %s: exit %d\n%s\n%s", c.where, cmd, code, tail(out.String(), 20), errb.String())
 		return
 	}
 	for _, l := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
 		// A dataset's progress line (progressLine) comes when a build
-		// takes seconds, as on a loaded machine.
-		if l != "" && !strings.Contains(l, ": note: ") && !progressLine.MatchString(l) {
+		// takes seconds, as on a loaded machine; so do a late /metrics
+		// read's warning and the failed gate's error line.
+		machine := strings.Contains(l, "the server view leaves that read out") ||
+			gated && strings.Contains(l, ": error: ")
+		if l != "" && !strings.Contains(l, ": note: ") && !progressLine.MatchString(l) && !machine {
 			t.Errorf("%s: %s: a line on stderr that is not a note: %s", c.where, cmd, l)
 		}
 	}

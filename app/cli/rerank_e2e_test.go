@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"benchserve/internal/testenv"
+	"benchserve/record"
+)
+
+type rerankTruth struct {
+	Requests []struct {
+		ID           string  `json:"id"`
+		Endpoint     string  `json:"endpoint"`
+		Arrival      float64 `json:"arrival"`
+		End          float64 `json:"end"`
+		PromptTokens int     `json:"prompt_tokens"`
+	} `json:"requests"`
+}
+
+// Each rerank backend against the simulator: every request completes with
+// its documents, the document throughput is the request throughput times
+// --rerank-docs, there is no TTFT block, the simulator prefilled every
+// query-document pair (more tokens than the client sent once), and each
+// request's E2E is the simulator's (arrival to the reply's write) within
+// 2 ms on average.
+func TestRerankAgainstSimTruth(t *testing.T) {
+	testenv.Slow(t) // E2E within 2 ms of the simulator's
+	cfg := steadySim(10*time.Millisecond, 3*time.Millisecond)
+	cfg.PrefillTokensPerSec = 200_000 // the pairs' prefill shows in the E2E
+	_, base := newSim(t, cfg)
+	const docs, prompts = 4, 12
+	for _, c := range []struct{ be, endpoint string }{
+		{"vllm-rerank", "/v1/rerank"}, {"sglang-rerank", "/v1/rerank"}, {"vllm-score", "/score"}, {"tei-rerank", "/rerank"},
+	} {
+		t.Run(c.be, func(t *testing.T) {
+			getJSON[map[string]any](t, base+"/sim/truth")
+			if code, err := httpPost(base + "/sim/truth/reset"); err != nil || code != 200 {
+				t.Fatalf("truth reset: %v %d", err, code)
+			}
+			dir := t.TempDir()
+			out, recs := filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "r.rec")
+			code, stdout, stderr := run(t, nil, "--backend", c.be, "--base-url", base, "--model", cfg.Model,
+				"--dataset-name", "random-ids", "--rerank-docs", "4", "--random-input-len", "32", "--random-range-ratio", "1",
+				"--num-prompts", "12", "--max-concurrency", "4", "--warmup-requests", "0", "--output-file", out, "--record-file", recs)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			m := readLine(t, out)
+			if num(t, m, "completed") != prompts || num(t, m, "total_output_tokens") != 0 || num(t, m, "rerank_docs") != docs {
+				t.Errorf("completed %v, output tokens %v, rerank_docs %v", m["completed"], m["total_output_tokens"], m["rerank_docs"])
+			}
+			if got, want := num(t, m, "document_throughput"), docs*num(t, m, "request_throughput"); math.Abs(got-want) > 1e-9*want {
+				t.Errorf("document_throughput %v, want %v", got, want)
+			}
+			if !strings.Contains(stdout, "Document throughput (docs/s):") || strings.Contains(stdout, "Time to First Token") {
+				t.Errorf("console:\n%s", stdout)
+			}
+			truth := getJSON[rerankTruth](t, base+"/sim/truth")
+			idx := map[string]int{}
+			serverTokens := 0
+			for i, r := range truth.Requests {
+				idx[r.ID] = i
+				serverTokens += r.PromptTokens
+				if r.Endpoint != c.endpoint {
+					t.Errorf("request %s went to %s", r.ID, r.Endpoint)
+				}
+			}
+			if client := int(num(t, m, "total_input_tokens")); serverTokens <= client {
+				t.Errorf("the simulator prefilled %d tokens, the client sent %d: the pairs repeat the query", serverTokens, client)
+			}
+			f, err := record.ReadFile(recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dE2E float64
+			for _, r := range f.Records {
+				k, ok := idx[r.ID]
+				if !ok {
+					t.Fatalf("request %s not in the truth", r.ID)
+				}
+				tr := truth.Requests[k]
+				e2e := tr.End - tr.Arrival
+				if math.Abs(r.Latency-e2e) > 5e-3 {
+					t.Errorf("request %s: client E2E %.4f s, the server's %.4f s", r.ID, r.Latency, e2e)
+				}
+				dE2E += r.Latency - e2e
+			}
+			if len(f.Records) != prompts {
+				t.Fatalf("%d records", len(f.Records))
+			}
+			dE2E /= prompts
+			t.Logf("%s: mean E2E error %+.3f ms", c.be, dE2E*1000)
+			if math.Abs(dE2E) > 2e-3 {
+				t.Errorf("mean E2E error %+.3f ms: want within 2 ms", dE2E*1000)
+			}
+		})
+	}
+}
