@@ -16,78 +16,49 @@ import (
 // vLLM's /v1/rerank (Jina/Cohere style): results [{index, relevance_score,
 // document}]. top_n is left to the server (all documents) unless the extra
 // body sets it.
-var protoRerankVLLM = &protocol{
-	name: "rerank", path: "/v1/rerank",
-	body: func(_ *Client, in *Input) *pyjson.Object {
-		o := &pyjson.Object{}
-		o.Set("model", pyjson.String(in.Model))
-		o.Set("query", pyjson.String(in.Text))
-		o.Set("documents", pyjson.Strings(in.Docs))
-		setLoRA(o, in)
-		o.Update(in.Extra)
-		return o
-	},
-	whole:     func(_ *parser, doc []byte, _ time.Time) error { return scoresDoc(doc, "results") },
-	output:    func(_ *parser, r *record.Record) { r.OutputLen = 0 },
-	stream:    streamNever,
-	embedding: true,
-}
+var protoRerankVLLM = rerankProto("rerank", "/v1/rerank", "query", "documents", true, nil, "results")
 
 // SGLang's /v1/rerank: vLLM's path and request fields, but the reply is a
 // bare list of {score, document, index, meta_info}. return_documents false
 // keeps the documents out of it (SGLang's default sends them back).
-var protoRerankSGLang = &protocol{
-	name: "sglang-rerank", path: "/v1/rerank",
-	body: func(_ *Client, in *Input) *pyjson.Object {
-		o := &pyjson.Object{}
-		o.Set("model", pyjson.String(in.Model))
-		o.Set("query", pyjson.String(in.Text))
-		o.Set("documents", pyjson.Strings(in.Docs))
-		o.Set("return_documents", jsonFalse)
-		setLoRA(o, in)
-		o.Update(in.Extra)
-		return o
-	},
-	whole:     func(_ *parser, doc []byte, _ time.Time) error { return scoresDoc(doc, "") },
-	output:    func(_ *parser, r *record.Record) { r.OutputLen = 0 },
-	stream:    streamNever,
-	embedding: true,
-}
+var protoRerankSGLang = rerankProto("sglang-rerank", "/v1/rerank", "query", "documents", true, []string{"return_documents"}, "")
 
 // vLLM's /score: text_1 the query, text_2 the documents; data [{index, score}].
-var protoScore = &protocol{
-	name: "score", path: "/score",
-	body: func(_ *Client, in *Input) *pyjson.Object {
-		o := &pyjson.Object{}
-		o.Set("model", pyjson.String(in.Model))
-		o.Set("text_1", pyjson.String(in.Text))
-		o.Set("text_2", pyjson.Strings(in.Docs))
-		setLoRA(o, in)
-		o.Update(in.Extra)
-		return o
-	},
-	whole:     func(_ *parser, doc []byte, _ time.Time) error { return scoresDoc(doc, "data") },
-	output:    func(_ *parser, r *record.Record) { r.OutputLen = 0 },
-	stream:    streamNever,
-	embedding: true,
-}
+var protoScore = rerankProto("score", "/score", "text_1", "text_2", true, nil, "data")
 
 // Hugging Face TEI's /rerank: query and texts; the reply is a bare list of
-// {index, score}. TEI serves one model, so the body names none.
-var protoRerankTEI = &protocol{
-	name: "tei-rerank", path: "/rerank",
-	body: func(_ *Client, in *Input) *pyjson.Object {
-		o := &pyjson.Object{}
-		o.Set("query", pyjson.String(in.Text))
-		o.Set("texts", pyjson.Strings(in.Docs))
-		o.Set("return_text", jsonFalse)
-		o.Update(in.Extra)
-		return o
-	},
-	whole:     func(_ *parser, doc []byte, _ time.Time) error { return scoresDoc(doc, "") },
-	output:    func(_ *parser, r *record.Record) { r.OutputLen = 0 },
-	stream:    streamNever,
-	embedding: true,
+// {index, score}. TEI serves one model, so the body names none (nor an
+// adapter).
+var protoRerankTEI = rerankProto("tei-rerank", "/rerank", "query", "texts", false, []string{"return_text"}, "")
+
+// rerankProto is a rerank API: its path, the body's query and documents
+// keys, whether the body names the model (and adapter), the keys it sets
+// false (no texts sent back), and the reply's list of scores (see
+// scoresDoc).
+func rerankProto(name, path, queryKey, docsKey string, model bool, off []string, list string) *protocol {
+	return &protocol{
+		name: name, path: path,
+		body: func(_ *Client, in *Input) *pyjson.Object {
+			o := &pyjson.Object{}
+			if model {
+				o.Set("model", pyjson.String(in.Model))
+			}
+			o.Set(queryKey, pyjson.String(in.Text))
+			o.Set(docsKey, pyjson.Strings(in.Docs))
+			for _, k := range off {
+				o.Set(k, jsonFalse)
+			}
+			if model {
+				setLoRA(o, in)
+			}
+			o.Update(in.Extra)
+			return o
+		},
+		whole:     func(_ *parser, doc []byte, _ time.Time) error { return scoresDoc(doc, list) },
+		output:    func(_ *parser, r *record.Record) { r.OutputLen = 0 },
+		stream:    streamNever,
+		embedding: true,
+	}
 }
 
 // scoresDoc checks that a reply is JSON, not an error object, and holds a
