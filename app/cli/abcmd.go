@@ -10,11 +10,9 @@ import (
 
 	"benchserve/backend"
 	"benchserve/bench"
-	"benchserve/internal/exit"
 	"benchserve/internal/py/argparse"
 	"benchserve/metrics"
 	"benchserve/report"
-	"benchserve/sim"
 )
 
 const (
@@ -170,19 +168,12 @@ func ABMain(ctx context.Context, args []string, pio IO) int {
 // startSimB starts side B's simulator for "ab --sim": A's preset, with
 // each decode step scale times as long, and points ab at it.
 func startSimB(cfg *bench.Config, scale float64, ab *bench.ABConfig, pio IO) (stop func(), err error) {
-	sc, err := sim.Preset(cfg.SimPreset)
+	sc, err := simConfig(cfg, pio)
 	if err != nil {
-		return nil, &exit.Error{Code: exit.Usage, Msg: "--sim-preset: " + err.Error()}
-	}
-	if cfg.Model != nil {
-		sc.Model = *cfg.Model
-	}
-	if cfg.Tokenizer != nil {
-		sc.Tokenizer = *cfg.Tokenizer
+		return nil, err
 	}
 	sc.DecodeBase = time.Duration(float64(sc.DecodeBase) * scale)
 	sc.DecodePerRequest = time.Duration(float64(sc.DecodePerRequest) * scale)
-	sc.Getenv = pio.Getenv
 	srv, err := serveSim(sc)
 	if err != nil {
 		return nil, err

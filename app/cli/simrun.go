@@ -124,17 +124,10 @@ func fileExists(name string) bool {
 // startSim starts the simulator for --sim and points cfg at it. The
 // returned stop closes it.
 func startSim(cfg *bench.Config, pio IO) (stop func(), err error) {
-	sc, err := sim.Preset(cfg.SimPreset)
+	sc, err := simConfig(cfg, pio)
 	if err != nil {
-		return nil, &exit.Error{Code: exit.Usage, Msg: "--sim-preset: " + err.Error()}
+		return nil, err
 	}
-	if cfg.Model != nil {
-		sc.Model = *cfg.Model
-	}
-	if cfg.Tokenizer != nil {
-		sc.Tokenizer = *cfg.Tokenizer
-	}
-	sc.Getenv = pio.Getenv
 	srv, err := serveSim(sc)
 	if err != nil {
 		return nil, err
@@ -161,4 +154,21 @@ func serveSim(sc sim.Config) (*sim.Server, error) {
 		return nil, &exit.Error{Code: exit.Failure, Msg: "--sim: " + err.Error()}
 	}
 	return srv, nil
+}
+
+// simConfig is the in-process simulator's configuration for a run's
+// flags: --sim-preset, with its --model and --tokenizer.
+func simConfig(cfg *bench.Config, pio IO) (sim.Config, error) {
+	sc, err := sim.Preset(cfg.SimPreset)
+	if err != nil {
+		return sc, &exit.Error{Code: exit.Usage, Msg: "--sim-preset: " + err.Error()}
+	}
+	if cfg.Model != nil {
+		sc.Model = *cfg.Model
+	}
+	if cfg.Tokenizer != nil {
+		sc.Tokenizer = *cfg.Tokenizer
+	}
+	sc.Getenv = pio.Getenv
+	return sc, nil
 }
