@@ -91,6 +91,8 @@ type Input struct {
 	Images []string
 	// Docs are the documents a rerank backend scores Text against.
 	Docs []string
+	// Audio is the file a transcription backend uploads.
+	Audio *Audio
 	// Extra is the merged extra request body; nil for none.
 	Extra *pyjson.Object
 	// RoutingKey, when set, goes out as the X-SMG-Routing-Key header.
@@ -198,8 +200,11 @@ func New(name, baseURL string, opt Options, header http.Header, client *http.Cli
 			c.header[http.CanonicalHeaderKey(key)] = append([]string(nil), vals...)
 		}
 	}
-	// aiohttp sets the JSON content type only when the caller has not.
-	if c.header.Get("Content-Type") == "" {
+	// aiohttp sets the JSON content type only when the caller has not;
+	// a form's names its boundary, so it is the protocol's.
+	if s.proto.contentType != "" {
+		c.header.Set("Content-Type", s.proto.contentType)
+	} else if c.header.Get("Content-Type") == "" {
 		c.header.Set("Content-Type", "application/json")
 	}
 	if h := c.header.Get("Host"); h != "" {

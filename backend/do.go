@@ -85,6 +85,9 @@ func (c *Client) Start(ctx context.Context, in *Input, rec *record.Record, epoch
 	cn.c, cn.in, cn.outputLen, cn.then = c, in, in.OutputLen, then
 	rec.OutputLen = in.OutputLen
 	rec.ID = in.ID
+	if c.proto.audioIn {
+		countAudioIn(in, rec)
+	}
 	cn.send = http1.Send{Record: rec, Epoch: epoch, Gate: in.Gate, Timeout: c.opt.Timeout, Stream: c.streams(),
 		Cancel: in.Cancel, CancelAfter: in.CancelAfter}
 	cn.x.Start(ctx, c.rt, &cn.send)

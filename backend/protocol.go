@@ -21,6 +21,13 @@ type protocol struct {
 	name string
 	path string // appended to the base URL
 	body func(c *Client, in *Input) *pyjson.Object
+	// raw, when set, builds a body that is not JSON (transcription's
+	// multipart form), sent as contentType says.
+	raw         func(c *Client, in *Input) []byte
+	contentType string
+	// audioIn: the request uploads Input.Audio, which the record's audio
+	// figures count.
+	audioIn bool
 
 	// chunk reads one JSON document of an OpenAI-like reply (p.f holds
 	// its top-level members); nil: nothing to read beyond the error.
@@ -148,6 +155,9 @@ func (c *Client) Body(in *Input) []byte {
 	}
 	if c.proto == nil {
 		return (&pyjson.Object{}).Bytes()
+	}
+	if c.proto.raw != nil {
+		return c.proto.raw(c, in)
 	}
 	return c.proto.body(c, in).Bytes()
 }

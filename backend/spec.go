@@ -54,6 +54,9 @@ type Spec struct {
 	// Rerank: the backend scores a query against documents (Input.Docs,
 	// --rerank-docs); it is also Embedding (nothing generated).
 	Rerank bool
+	// AudioIn: the backend uploads audio files (the audio dataset's rows)
+	// and transcribes them; no other dataset has rows for it.
+	AudioIn bool
 	// Images is how the image datasets send to it.
 	Images Images
 	// SGLang: the server is SGLang's: /flush_cache takes ?timeout=,
@@ -155,6 +158,8 @@ var specs = []Spec{
 	{Name: "tei-rerank", proto: protoRerankTEI, DefaultPort: 8080, Embedding: true, Rerank: true,
 		Headers: true, ReadyPath: "/health", Implemented: true,
 		NeedsModel: "Please provide a model with `--model` when using tei-rerank backend (TEI lists no models; the tokenizer is the model's)."},
+	{Name: "openai-transcription", proto: protoTranscription, DefaultPort: 8000, AudioIn: true,
+		Headers: true, ReadyPath: pathModels, Implemented: true},
 }
 
 // Specs returns the table, in the reference's order of the --backend

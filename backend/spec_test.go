@@ -14,7 +14,7 @@ var referenceNames = []string{
 }
 
 // ourNames come after the reference's.
-var ourNames = []string{"openai-responses", "anthropic-messages", "openai-speech", "vllm-rerank", "sglang-rerank", "vllm-score", "tei-rerank"}
+var ourNames = []string{"openai-responses", "anthropic-messages", "openai-speech", "vllm-rerank", "sglang-rerank", "vllm-score", "tei-rerank", "openai-transcription"}
 
 // TestSpecInvariants checks that the rows of the table agree with each
 // other and with what the request functions do.
@@ -130,7 +130,7 @@ func TestNamesOf(t *testing.T) {
 		{"logprobs", func(s Spec) bool { return s.Logprobs() != LogprobsNone }, "sglang sglang-native sglang-oai vllm lmdeploy"},
 		{"chunk lengths", func(s Spec) bool { return s.ChunkLens }, "sglang-oai sglang-oai-chat"},
 		{"no headers", func(s Spec) bool { return !s.Headers }, "trt"},
-		{"no LoRA", func(s Spec) bool { return s.Implemented && !s.LoRA }, "trt truss openai-speech tei-rerank"},
+		{"no LoRA", func(s Spec) bool { return s.Implemented && !s.LoRA }, "trt truss openai-speech tei-rerank openai-transcription"},
 		{"not implemented", func(s Spec) bool { return !s.Implemented }, "gserver"},
 		{"needs --model", func(s Spec) bool { return s.NeedsModel != "" }, "trt truss tei-rerank"},
 		{"vllm", func(s Spec) bool { return s.VLLM }, "vllm vllm-chat vllm-embedding vllm-rerank vllm-score"},

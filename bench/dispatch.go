@@ -111,8 +111,12 @@ func (p *Plan) input(row *dataset.Row, outputLen int, lora string) *backend.Inpu
 		extra = p.Extra.Clone()
 		extra.Update(row.Extra)
 	}
+	var audio *backend.Audio
+	if a := row.Audio; a != nil {
+		audio = &backend.Audio{Name: a.Name, Head: a.Head, Data: a.Data, Seconds: a.Seconds}
+	}
 	return &backend.Input{
-		Text: row.Text, IDs: row.IDs, Messages: row.Messages,
+		Text: row.Text, IDs: row.IDs, Messages: row.Messages, Audio: audio,
 		PromptLen: row.PromptLen, OutputLen: outputLen,
 		Model: p.Model, LoRA: lora, Images: row.Images, Docs: row.Docs, RoutingKey: row.RoutingKey,
 		Extra: extra,

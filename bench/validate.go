@@ -32,6 +32,9 @@ func validate(cfg *Config) error {
 	if err := checkRerank(cfg, spec); err != nil {
 		return err
 	}
+	if err := checkAudio(cfg, spec, ds); err != nil {
+		return err
+	}
 	if cfg.NumPrompts == 0 && !ds.ZeroPrompts {
 		return usage("--num-prompts 0: --dataset-name %s would send no requests; give at least 1", cfg.DatasetName)
 	}
@@ -40,6 +43,8 @@ func validate(cfg *Config) error {
 		return usage("--consistency-probes %d: give a number of probes >= 0", cfg.ConsistencyProbes)
 	case cfg.ConsistencyProbes > 0 && spec.Embedding:
 		return usage("--consistency-probes: %s generates no text to compare", cfg.Backend)
+	case cfg.ConsistencyProbes > 0 && spec.AudioIn:
+		return usage("--consistency-probes: the probes are text prompts, and %s takes audio", cfg.Backend)
 	}
 	if err := dataset.Preflight(datasetParams(cfg, "")); err != nil {
 		return usage("%v", err)
@@ -156,6 +161,19 @@ func unquoteURLErr(err error) string {
 		return ue.Err.Error()
 	}
 	return strings.TrimSpace(err.Error())
+}
+
+// checkAudio: a transcription backend needs audio rows, and only it
+// takes them.
+func checkAudio(cfg *Config, spec backend.Spec, ds dataset.Spec) error {
+	audio := strings.Join(dataset.NamesOf(func(s dataset.Spec) bool { return s.Audio }), " or ")
+	switch {
+	case spec.AudioIn && !ds.Audio:
+		return usage("--backend %s: --dataset-name %s has no audio; use --dataset-name %s", cfg.Backend, cfg.DatasetName, audio)
+	case !spec.AudioIn && ds.Audio:
+		return usage("--dataset-name %s: --backend %s takes no audio; use %s", cfg.DatasetName, cfg.Backend, strings.Join(backend.NamesOf(func(s backend.Spec) bool { return s.AudioIn }), ", "))
+	}
+	return nil
 }
 
 // checkRerank: a rerank backend needs rows of a query and documents

@@ -78,6 +78,9 @@ type Params struct {
 	MooncakeSlowdown  float64
 	MooncakeNumRounds int
 	MooncakeWorkload  string
+	// audio
+	AudioDurationS  string
+	AudioSampleRate int
 }
 
 // Backend is what the datasets know of the --backend the rows go to: its

@@ -42,6 +42,8 @@ type Row struct {
 	// Docs are the documents a rerank row scores Text (the query) against
 	// (--rerank-docs); PromptLen counts the query's and theirs.
 	Docs []string
+	// Audio is the file a transcription row sends (the audio dataset).
+	Audio *Audio
 	// Timestamp is the trace time in milliseconds (HasTimestamp tells it
 	// apart from 0); trace datasets send each row at its time.
 	Timestamp    float64

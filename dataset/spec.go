@@ -51,6 +51,9 @@ type Spec struct {
 	Recorded bool
 	// Images: its rows carry images (the report shows the vision tokens).
 	Images bool
+	// Audio: its rows carry audio files (Row.Audio), and only the
+	// transcription backends take them.
+	Audio bool
 	// RefusesIDs: --tokenize-prompt is an error, not ignored (its prompts
 	// are text whose token ids the server would not see as sent).
 	RefusesIDs bool
@@ -152,6 +155,12 @@ var specs = []Spec{
 		Prompts: "the trace's token counts", Outputs: "output lengths come from the trace",
 		NoTemplate:   "its sessions go to a chat API, whose server applies the template",
 		NoEmbeddings: true, Timed: true, Delays: true, ZeroPrompts: true, OpensPath: true},
+	// Ours: audio files for the transcription backends.
+	{Name: "audio", Load: loadAudio, Preflight: preflightAudio, CheckFile: checkAudioDir, Flags: audioFlags,
+		Reads:   []string{"--dataset-path", "--num-prompts"},
+		Prompts: "the audio clips", Outputs: "a transcript is as long as its audio",
+		NoTemplate: "its requests are audio files", FileTag: audioTag,
+		RefusesIDs: true, NoEmbeddings: true, Audio: true},
 }
 
 // DefaultName is the --dataset-name when none is given, the reference's.
@@ -173,6 +182,18 @@ func Names() []string {
 	out := make([]string, len(specs))
 	for i, s := range specs {
 		out[i] = s.Name
+	}
+	return out
+}
+
+// NamesOf are the names of the datasets whose Spec satisfies ok, in the
+// table's order (for the messages that list them).
+func NamesOf(ok func(Spec) bool) []string {
+	var out []string
+	for _, s := range specs {
+		if ok(s) {
+			out = append(out, s.Name)
+		}
 	}
 	return out
 }
@@ -246,14 +267,16 @@ func refuseIDs(s Spec, p Params) error {
 // the message is the loader's. A dataset with CheckFile reads it through.
 func CheckPath(p Params) error {
 	s, ok := Lookup(p.Name)
-	if p.Path == "" || !ok || !s.OpensPath {
+	if p.Path == "" || !ok {
 		return nil
 	}
-	f, err := openDatasetFile(p.Path, "--dataset-path "+p.Path, "a file")
-	if err != nil {
-		return err
+	if s.OpensPath {
+		f, err := openDatasetFile(p.Path, "--dataset-path "+p.Path, "a file")
+		if err != nil {
+			return err
+		}
+		f.Close()
 	}
-	f.Close()
 	if s.CheckFile != nil {
 		return s.CheckFile(context.Background(), p)
 	}

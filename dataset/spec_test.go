@@ -15,7 +15,7 @@ import (
 func TestSpecTable(t *testing.T) {
 	want := []string{"agentic-trace", "sharegpt", "custom", "openai", "random", "random-ids",
 		"generated-shared-prefix", "mmmu", "image", "mooncake", "longbench_v2", "speed-bench",
-		"mooncake-sessions", "tracelab"}
+		"mooncake-sessions", "tracelab", "audio"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Errorf("Names() = %q, want the reference's %q", got, want)
 	}

@@ -75,6 +75,9 @@ type Config struct {
 	// SpeechRTF is /v1/audio/speech's real-time factor: seconds of audio
 	// per wall second, each reply's audio paced to it.
 	SpeechRTF float64
+	// TranscriptionRTF is /v1/audio/transcriptions' real-time factor:
+	// seconds of audio transcribed per wall second of each reply.
+	TranscriptionRTF float64
 
 	// PDRouter makes /server_info answer as an SGLang PD router does
 	// (router_manager, prefill and decode workers, no internal_states), for
@@ -93,13 +96,14 @@ var Presets = []string{PresetH100Llama8B, PresetInstant}
 
 // Defaults that no preset changes.
 const (
-	DefaultHost          = "127.0.0.1"
-	DefaultPort          = 30000
-	DefaultModel         = "benchserve-sim"
-	DefaultTokenizer     = "o200k_base"
-	DefaultTruthCapacity = 100_000
-	DefaultSeed          = 42
-	DefaultSpeechRTF     = 20.0
+	DefaultHost             = "127.0.0.1"
+	DefaultPort             = 30000
+	DefaultModel            = "benchserve-sim"
+	DefaultTokenizer        = "o200k_base"
+	DefaultTruthCapacity    = 100_000
+	DefaultSeed             = 42
+	DefaultSpeechRTF        = 20.0
+	DefaultTranscriptionRTF = 40.0
 )
 
 // Preset returns a complete Config for a preset: the engine values from
@@ -107,16 +111,17 @@ const (
 // h100-llama3-8b numbers from published measurements.
 func Preset(name string) (Config, error) {
 	c := Config{
-		Host:          DefaultHost,
-		Port:          DefaultPort,
-		Model:         DefaultModel,
-		Tokenizer:     DefaultTokenizer,
-		Preset:        name,
-		PageSize:      16,
-		EmbeddingDim:  384,
-		SpeechRTF:     DefaultSpeechRTF,
-		Seed:          DefaultSeed,
-		TruthCapacity: DefaultTruthCapacity,
+		Host:             DefaultHost,
+		Port:             DefaultPort,
+		Model:            DefaultModel,
+		Tokenizer:        DefaultTokenizer,
+		Preset:           name,
+		PageSize:         16,
+		EmbeddingDim:     384,
+		SpeechRTF:        DefaultSpeechRTF,
+		TranscriptionRTF: DefaultTranscriptionRTF,
+		Seed:             DefaultSeed,
+		TruthCapacity:    DefaultTruthCapacity,
 	}
 	switch name {
 	case PresetH100Llama8B:
@@ -178,6 +183,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--reasoning-tokens: must be >= 0, got %d", c.ReasoningTokens)
 	case !(c.SpeechRTF > 0 && c.SpeechRTF <= 1e6):
 		return fmt.Errorf("--speech-rtf: must be > 0 and at most 1e6, got %v", c.SpeechRTF)
+	case !(c.TranscriptionRTF > 0 && c.TranscriptionRTF <= 1e6):
+		return fmt.Errorf("--transcription-rtf: must be > 0 and at most 1e6, got %v", c.TranscriptionRTF)
 	case c.EmbeddingDim < 1 || c.EmbeddingDim > 1<<16:
 		return fmt.Errorf("--embedding-dim: must be 1..65536, got %d", c.EmbeddingDim)
 	case c.TruthCapacity < 0:

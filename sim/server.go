@@ -155,6 +155,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v2/models/{model}/generate", gen(trtFormat{}))
 	mux.HandleFunc("POST /v1/embeddings", gen(embedFormat{}))
 	mux.HandleFunc("POST /v1/audio/speech", s.speech)
+	mux.HandleFunc("POST /v1/audio/transcriptions", s.transcription)
 	mux.HandleFunc("POST /v1/rerank", gen(rerankFormat{}))
 	mux.HandleFunc("POST /rerank", gen(rerankFormat{}))
 	mux.HandleFunc("POST /score", gen(rerankFormat{score: true}))

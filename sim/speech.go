@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"benchserve/internal/audiofile"
 )
 
 // /v1/audio/speech outside the engine: a reply's audio lasts
@@ -102,7 +104,7 @@ func (s *Server) speech(w http.ResponseWriter, r *http.Request) {
 	timer.Stop()
 	var b []byte
 	if !sse && q.ResponseFormat != "pcm" {
-		b = appendWAVHeader(b, bytes)
+		b = audiofile.AppendWAVHeader(b, speechRate, 1, bytes)
 	}
 	rec.finish = "stop"
 	for k := 1; k <= chunks; k++ {
@@ -153,22 +155,4 @@ func (s *Server) speech(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.end = s.since(time.Now())
 	s.truth.add(rec)
-}
-
-// appendWAVHeader appends the 44-byte header of n bytes of 16-bit mono
-// pcm at speechRate.
-func appendWAVHeader(b []byte, n int) []byte {
-	le := binary.LittleEndian
-	b = append(b, "RIFF"...)
-	b = le.AppendUint32(b, uint32(36+n))
-	b = append(b, "WAVEfmt "...)
-	b = le.AppendUint32(b, 16)
-	b = le.AppendUint16(b, 1) // PCM
-	b = le.AppendUint16(b, 1) // mono
-	b = le.AppendUint32(b, speechRate)
-	b = le.AppendUint32(b, speechRate*2)
-	b = le.AppendUint16(b, 2)
-	b = le.AppendUint16(b, 16)
-	b = append(b, "data"...)
-	return le.AppendUint32(b, uint32(n))
 }

@@ -92,7 +92,7 @@ func TestUnusedFlags(t *testing.T) {
 		{args: []string{"--backend", "vllm-embedding", "--disable-ignore-eos"},
 			note: "--disable-ignore-eos: --backend vllm-embedding ignores it (embeddings generate no tokens)"},
 		{args: []string{"--backend", "truss", "--lora-name", "a"},
-			note: "--lora-name: --backend truss ignores it (trt, truss, openai-speech and tei-rerank requests name no adapter)"},
+			note: "--lora-name: --backend truss ignores it (trt, truss, openai-speech, tei-rerank and openai-transcription requests name no adapter)"},
 		{args: []string{"--backend", "trt", "--header", "X-A=1"},
 			note: "--header: --backend trt ignores it (trt requests carry no headers, as in the reference)"},
 		{args: []string{"--lora-request-distribution", "distinct"}, note: "--lora-request-distribution: not used without --lora-name"},

@@ -148,6 +148,10 @@ var simFlags = []simFlag{
 		Help: presetHelp("Real-time factor of /v1/audio/speech: seconds of audio per wall second of each reply.",
 			func(c *sim.Config) any { return c.SpeechRTF })}, true,
 		func(c *sim.Config, v any) { c.SpeechRTF = v.(float64) }},
+	{gSimEngine, argparse.Option{Name: "--transcription-rtf", Type: argparse.Float,
+		Help: presetHelp("Real-time factor of /v1/audio/transcriptions: seconds of audio transcribed per wall second of each reply.",
+			func(c *sim.Config) any { return c.TranscriptionRTF })}, true,
+		func(c *sim.Config, v any) { c.TranscriptionRTF = v.(float64) }},
 	{gSimFaults, argparse.Option{Name: "--fault", Type: faultRate, Nargs: argparse.OneOrMore, Metavar: "KIND[:ARG]=RATE",
 		Help: "Inject faults: each request gets KIND with chance RATE, drawn from --seed (rates add up to at most 1). Kinds: " +
 			strings.Join(sim.FaultKinds(), ", ") + "; ARG is the chunks before a disconnect (default 2), the seconds of a stall or of slow-headers (2), " +
