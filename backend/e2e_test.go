@@ -398,7 +398,7 @@ func TestTable(t *testing.T) {
 		"trt": 8000, "gserver": 9988, "truss": 8080, "openai-responses": 8000, "anthropic-messages": 8000,
 		"openai-speech": 8000,
 		"vllm-rerank":   8000, "sglang-rerank": 30000, "vllm-score": 8000, "tei-rerank": 8080,
-		"openai-transcription": 8000,
+		"openai-transcription": 8000, "vllm-classify": 8000, "cohere-rerank": 8000,
 	}
 	for _, n := range Names() {
 		if DefaultPort(n) != wantPort[n] {
@@ -407,7 +407,7 @@ func TestTable(t *testing.T) {
 		if (Path(n) == "") != (n == "gserver") {
 			t.Errorf("Path(%s) = %q", n, Path(n))
 		}
-		if s, _ := Lookup(n); IsEmbedding(n) != (strings.HasSuffix(n, "-embedding") || s.Rerank) {
+		if s, _ := Lookup(n); IsEmbedding(n) != (strings.HasSuffix(n, "-embedding") || s.Rerank || n == "vllm-classify") {
 			t.Errorf("IsEmbedding(%s)", n)
 		}
 	}

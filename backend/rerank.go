@@ -31,6 +31,21 @@ var protoScore = rerankProto("score", "/score", "text_1", "text_2", true, nil, "
 // adapter).
 var protoRerankTEI = rerankProto("tei-rerank", "/rerank", "query", "texts", false, []string{"return_text"}, "")
 
+// Cohere's /v2/rerank, which vLLM serves too: vLLM's fields (Cohere's v2
+// sends no documents back), results [{index, relevance_score}].
+var protoRerankCohere = rerankProto("cohere-rerank", "/v2/rerank", "query", "documents", true, nil, "results")
+
+// vLLM's /classify: input the prompt; data [{index, label, probs,
+// num_classes}]. Any text dataset feeds it, as embeddings.
+var protoClassify = &protocol{
+	name: "classify", path: "/classify",
+	body:      func(_ *Client, in *Input) *pyjson.Object { return embeddingsBody(in) },
+	whole:     func(_ *parser, doc []byte, _ time.Time) error { return scoresDoc(doc, "data") },
+	output:    func(_ *parser, r *record.Record) { r.OutputLen = 0 },
+	stream:    streamNever,
+	embedding: true,
+}
+
 // rerankProto is a rerank API: its path, the body's query and documents
 // keys, whether the body names the model (and adapter), the keys it sets
 // false (no texts sent back), and the reply's list of scores (see

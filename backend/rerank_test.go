@@ -10,7 +10,9 @@ import (
 
 // The bodies are the servers' published request schemas: vLLM's
 // /v1/rerank (model, query, documents), vLLM's /score (model, text_1,
-// text_2) and TEI's /rerank (query, texts, return_text; no model). The
+// text_2), TEI's /rerank (query, texts, return_text; no model), Cohere's
+// /v2/rerank (model, query, documents) and vLLM's /classify (input,
+// model). The
 // extra body adds to them (top_n, say).
 func TestRerankBodies(t *testing.T) {
 	extra := &pyjson.Object{}
@@ -21,6 +23,8 @@ func TestRerankBodies(t *testing.T) {
 		{"sglang-rerank", `{"model": "m", "query": "q \"x\"", "documents": ["a", "b"], "return_documents": false}`, "/v1/rerank"},
 		{"vllm-score", `{"model": "m", "text_1": "q \"x\"", "text_2": ["a", "b"]}`, "/score"},
 		{"tei-rerank", `{"query": "q \"x\"", "texts": ["a", "b"], "return_text": false}`, "/rerank"},
+		{"cohere-rerank", `{"model": "m", "query": "q \"x\"", "documents": ["a", "b"]}`, "/v2/rerank"},
+		{"vllm-classify", `{"input": "q \"x\"", "model": "m"}`, "/classify"},
 	} {
 		c1, err := New(c.be, "http://h:1", Options{}, nil, nil)
 		if err != nil {
@@ -57,6 +61,11 @@ func TestRerankReplies(t *testing.T) {
 		{protoRerankTEI, `[{"index":0,"score":0.9}]`, true},
 		{protoRerankTEI, `{"error":"model overloaded","error_type":"Overloaded"}`, false},
 		{protoRerankTEI, `not json`, false},
+		{protoRerankCohere, `{"id":"c","results":[{"index":1,"relevance_score":0.2}],"meta":{"api_version":{"version":"2"}}}`, true},
+		{protoRerankCohere, `{"id":"c","results":[]}`, false},
+		{protoClassify, `{"id":"classify-1","object":"list","created":1,"model":"m","data":[{"index":0,"label":"LABEL_0","probs":[0.7,0.3],"num_classes":2}],"usage":{"prompt_tokens":3,"total_tokens":3,"completion_tokens":0}}`, true},
+		{protoClassify, `{"object":"list","data":[]}`, false},
+		{protoClassify, `{"error":{"message":"bad input"}}`, false},
 	} {
 		err := c.proto.whole(nil, []byte(c.doc), time.Time{})
 		if (err == nil) != c.ok {

@@ -160,6 +160,10 @@ var specs = []Spec{
 		NeedsModel: "Please provide a model with `--model` when using tei-rerank backend (TEI lists no models; the tokenizer is the model's)."},
 	{Name: "openai-transcription", proto: protoTranscription, DefaultPort: 8000, AudioIn: true,
 		Headers: true, ReadyPath: pathModels, Implemented: true},
+	{Name: "vllm-classify", proto: protoClassify, DefaultPort: 8000, Embedding: true,
+		VLLM: true, Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
+	{Name: "cohere-rerank", proto: protoRerankCohere, DefaultPort: 8000, Embedding: true, Rerank: true,
+		Headers: true, LoRA: true, ReadyPath: pathModels, Implemented: true},
 }
 
 // Specs returns the table, in the reference's order of the --backend

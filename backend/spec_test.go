@@ -14,7 +14,7 @@ var referenceNames = []string{
 }
 
 // ourNames come after the reference's.
-var ourNames = []string{"openai-responses", "anthropic-messages", "openai-speech", "vllm-rerank", "sglang-rerank", "vllm-score", "tei-rerank", "openai-transcription"}
+var ourNames = []string{"openai-responses", "anthropic-messages", "openai-speech", "vllm-rerank", "sglang-rerank", "vllm-score", "tei-rerank", "openai-transcription", "vllm-classify", "cohere-rerank"}
 
 // TestSpecInvariants checks that the rows of the table agree with each
 // other and with what the request functions do.
@@ -96,7 +96,7 @@ func TestSpecInvariants(t *testing.T) {
 		if s.PrintRequests && !s.Chat {
 			fail("--print-requests prints chat messages")
 		}
-		if s.Rerank != (s.proto == protoRerankVLLM || s.proto == protoRerankSGLang || s.proto == protoScore || s.proto == protoRerankTEI) || s.Rerank && !s.Embedding {
+		if s.Rerank != (s.proto == protoRerankVLLM || s.proto == protoRerankSGLang || s.proto == protoScore || s.proto == protoRerankTEI || s.proto == protoRerankCohere) || s.Rerank && !s.Embedding {
 			fail("Rerank %v with protocol %q (a rerank backend generates nothing, as embeddings)", s.Rerank, s.Protocol())
 		}
 		if !s.Headers && s.LoRA {
@@ -121,8 +121,8 @@ func TestNamesOf(t *testing.T) {
 		want string
 	}{
 		{"chat", func(s Spec) bool { return s.Chat }, "sglang-oai-chat vllm-chat lmdeploy-chat openai-responses anthropic-messages"},
-		{"embedding", func(s Spec) bool { return s.Embedding }, "sglang-embedding vllm-embedding vllm-rerank sglang-rerank vllm-score tei-rerank"},
-		{"rerank", func(s Spec) bool { return s.Rerank }, "vllm-rerank sglang-rerank vllm-score tei-rerank"},
+		{"embedding", func(s Spec) bool { return s.Embedding }, "sglang-embedding vllm-embedding vllm-rerank sglang-rerank vllm-score tei-rerank vllm-classify cohere-rerank"},
+		{"rerank", func(s Spec) bool { return s.Rerank }, "vllm-rerank sglang-rerank vllm-score tei-rerank cohere-rerank"},
 		{"images", func(s Spec) bool { return s.Images != ImagesNone }, "sglang sglang-native sglang-oai-chat vllm-chat openai-responses anthropic-messages"},
 		{"native", func(s Spec) bool { return s.proto == protoNative }, "sglang sglang-native"},
 		{"sampling flags", func(s Spec) bool { return s.Sampling() }, "sglang sglang-native"},
@@ -133,7 +133,7 @@ func TestNamesOf(t *testing.T) {
 		{"no LoRA", func(s Spec) bool { return s.Implemented && !s.LoRA }, "trt truss openai-speech tei-rerank openai-transcription"},
 		{"not implemented", func(s Spec) bool { return !s.Implemented }, "gserver"},
 		{"needs --model", func(s Spec) bool { return s.NeedsModel != "" }, "trt truss tei-rerank"},
-		{"vllm", func(s Spec) bool { return s.VLLM }, "vllm vllm-chat vllm-embedding vllm-rerank vllm-score"},
+		{"vllm", func(s Spec) bool { return s.VLLM }, "vllm vllm-chat vllm-embedding vllm-rerank vllm-score vllm-classify"},
 		{"sglang", func(s Spec) bool { return s.SGLang }, "sglang sglang-native sglang-oai sglang-oai-chat sglang-embedding sglang-rerank"},
 	} {
 		if got := strings.Join(NamesOf(c.ok), " "); got != c.want {

@@ -105,7 +105,7 @@ func TestValidateRerank(t *testing.T) {
 		{"tei-rerank", "random", 1, ""},
 		{"vllm-score", "random-ids", 0, "--backend vllm-score: give --rerank-docs N (documents per query, with --dataset-name random or random-ids)"},
 		{"vllm-rerank", "sharegpt", 4, "--backend vllm-rerank: --dataset-name sharegpt has no documents; use random or random-ids with --rerank-docs"},
-		{"vllm", "random-ids", 4, "--rerank-docs: --backend vllm scores no documents; use vllm-rerank, sglang-rerank, vllm-score, tei-rerank"},
+		{"vllm", "random-ids", 4, "--rerank-docs: --backend vllm scores no documents; use vllm-rerank, sglang-rerank, vllm-score, tei-rerank, cohere-rerank"},
 	} {
 		cfg := &Config{Backend: c.backend, Host: "localhost", DatasetName: c.dataset, Model: &m,
 			Params: dataset.Params{NumPrompts: 1, RandomInputLen: 8, RandomOutputLen: 8, RerankDocs: c.docs}}

@@ -38,6 +38,7 @@ var (
 	_ format = chatFormat{}
 	_ format = trtFormat{}
 	_ format = embedFormat{}
+	_ format = classifyFormat{}
 	_ format = responsesFormat{}
 	_ format = messagesFormat{}
 	_ format = rerankFormat{}

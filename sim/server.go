@@ -157,6 +157,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/audio/speech", s.speech)
 	mux.HandleFunc("POST /v1/audio/transcriptions", s.transcription)
 	mux.HandleFunc("POST /v1/rerank", gen(rerankFormat{}))
+	mux.HandleFunc("POST /v2/rerank", gen(rerankFormat{}))
+	mux.HandleFunc("POST /classify", gen(classifyFormat{}))
 	mux.HandleFunc("POST /rerank", gen(rerankFormat{}))
 	mux.HandleFunc("POST /score", gen(rerankFormat{score: true}))
 

@@ -77,7 +77,7 @@ var errorCases = []struct {
 	{[]string{"--token-ids-logprob", "1", "x"}, "argument --token-ids-logprob: invalid int value: 'x'"},
 	{[]string{"--disable-stream=1"}, "argument --disable-stream: ignored explicit argument '1'"},
 	{[]string{"--no-keepalive=yes"}, "argument --no-keepalive: ignored explicit argument 'yes'"},
-	{[]string{"--backend", "openai"}, "argument --backend: invalid choice: 'openai' (choose from 'sglang', 'sglang-native', 'sglang-oai', 'sglang-oai-chat', 'sglang-embedding', 'vllm', 'vllm-chat', 'vllm-embedding', 'lmdeploy', 'lmdeploy-chat', 'trt', 'gserver', 'truss', 'openai-responses', 'anthropic-messages', 'openai-speech', 'vllm-rerank', 'sglang-rerank', 'vllm-score', 'tei-rerank', 'openai-transcription')"},
+	{[]string{"--backend", "openai"}, "argument --backend: invalid choice: 'openai' (choose from 'sglang', 'sglang-native', 'sglang-oai', 'sglang-oai-chat', 'sglang-embedding', 'vllm', 'vllm-chat', 'vllm-embedding', 'lmdeploy', 'lmdeploy-chat', 'trt', 'gserver', 'truss', 'openai-responses', 'anthropic-messages', 'openai-speech', 'vllm-rerank', 'sglang-rerank', 'vllm-score', 'tei-rerank', 'openai-transcription', 'vllm-classify', 'cohere-rerank')"},
 	{[]string{"--dataset-name", "mooncake-conversation"}, "argument --dataset-name: invalid choice: 'mooncake-conversation' (choose from 'agentic-trace', 'sharegpt', 'custom', 'openai', 'random', 'random-ids', 'generated-shared-prefix', 'mmmu', 'image', 'mooncake', 'longbench_v2', 'speed-bench', 'mooncake-sessions', 'tracelab', 'audio')"},
 	{[]string{"--use-trace-timestamps", "true"}, "unrecognized arguments: true"},
 	{[]string{"--profile-activities", "CPU", "FOO"}, "argument --profile-activities: invalid choice: 'FOO' (choose from 'CPU', 'GPU', 'CUDA_PROFILER', 'XPU', 'MEM')"},

@@ -387,7 +387,7 @@ var flags = withDatasets([]flag{
 		Help: "Speak cleartext HTTP/2 with prior knowledge (h2c) to http servers: requests are streams of one connection per server (the simulator accepts it). Chunks are timed as with --http2."},
 		val(func(c *cfg) *bool { return &c.H2C })},
 	{gDataset, argparse.Option{Name: "--rerank-docs", Type: integ, Default: 0, Metavar: "N",
-		Help: "With a rerank backend (vllm-rerank, sglang-rerank, vllm-score, tei-rerank) and --dataset-name random or random-ids: each request is one query and N documents, each of --random-input-len tokens (drawn with --random-range-ratio)."},
+		Help: "With a rerank backend (vllm-rerank, sglang-rerank, vllm-score, tei-rerank, cohere-rerank) and --dataset-name random or random-ids: each request is one query and N documents, each of --random-input-len tokens (drawn with --random-range-ratio)."},
 		val(func(c *cfg) *int { return &c.RerankDocs })},
 })
 

@@ -35,6 +35,7 @@ func TestRerankAgainstSimTruth(t *testing.T) {
 	const docs, prompts = 4, 12
 	for _, c := range []struct{ be, endpoint string }{
 		{"vllm-rerank", "/v1/rerank"}, {"sglang-rerank", "/v1/rerank"}, {"vllm-score", "/score"}, {"tei-rerank", "/rerank"},
+		{"cohere-rerank", "/v2/rerank"},
 	} {
 		t.Run(c.be, func(t *testing.T) {
 			getJSON[map[string]any](t, base+"/sim/truth")
@@ -98,5 +99,55 @@ func TestRerankAgainstSimTruth(t *testing.T) {
 				t.Errorf("mean E2E error %+.3f ms: want within 2 ms", dE2E*1000)
 			}
 		})
+	}
+}
+
+// vllm-classify against the simulator: every prompt classified, nothing
+// generated, no TTFT block, and each request's E2E the simulator's within
+// 2 ms on average.
+func TestClassifyAgainstSimTruth(t *testing.T) {
+	testenv.Slow(t) // E2E within 2 ms of the simulator's
+	cfg := steadySim(10*time.Millisecond, 3*time.Millisecond)
+	_, base := newSim(t, cfg)
+	const prompts = 12
+	dir := t.TempDir()
+	out, recs := filepath.Join(dir, "r.jsonl"), filepath.Join(dir, "r.rec")
+	code, stdout, stderr := run(t, nil, "--backend", "vllm-classify", "--base-url", base, "--model", cfg.Model,
+		"--dataset-name", "random-ids", "--random-input-len", "64", "--num-prompts", "12", "--max-concurrency", "4",
+		"--warmup-requests", "0", "--output-file", out, "--record-file", recs)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	m := readLine(t, out)
+	if num(t, m, "completed") != prompts || num(t, m, "total_output_tokens") != 0 || strings.Contains(stdout, "Time to First Token") {
+		t.Errorf("completed %v, output tokens %v; console:\n%s", m["completed"], m["total_output_tokens"], stdout)
+	}
+	truth := getJSON[rerankTruth](t, base+"/sim/truth")
+	byID := map[string]int{}
+	for i, r := range truth.Requests {
+		byID[r.ID] = i
+		if r.Endpoint != "/classify" {
+			t.Errorf("request %s went to %s", r.ID, r.Endpoint)
+		}
+	}
+	f, err := record.ReadFile(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dE2E float64
+	for _, r := range f.Records {
+		k, ok := byID[r.ID]
+		if !ok {
+			t.Fatalf("request %s not in the truth", r.ID)
+		}
+		dE2E += r.Latency - (truth.Requests[k].End - truth.Requests[k].Arrival)
+	}
+	if len(f.Records) != prompts {
+		t.Fatalf("%d records", len(f.Records))
+	}
+	dE2E /= prompts
+	t.Logf("vllm-classify: mean E2E error %+.3f ms", dE2E*1000)
+	if math.Abs(dE2E) > 2e-3 {
+		t.Errorf("mean E2E error %+.3f ms: want within 2 ms", dE2E*1000)
 	}
 }
