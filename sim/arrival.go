@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"time"
@@ -23,6 +24,9 @@ type connKey struct{}
 // withConn is the server's ConnContext: it makes the connection reachable
 // from its requests.
 func withConn(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn() // its last read brought the record of the headers
+	}
 	if sc, ok := c.(netstamp.Stamped); ok {
 		return context.WithValue(ctx, connKey{}, sc)
 	}

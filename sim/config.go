@@ -14,6 +14,10 @@ type Config struct {
 	// so they are informational there; URL reports the real address).
 	Host string
 	Port int
+	// TLSCert and TLSKey are PEM files to serve HTTPS with (HTTP/1.1 and
+	// h2 by ALPN); TLSSelfSigned instead makes a certificate and writes it
+	// to that file, for the client's --cacert. All "": cleartext.
+	TLSCert, TLSKey, TLSSelfSigned string
 	// Model is the served model name: /v1/models lists it and the OpenAI
 	// endpoints accept it.
 	Model string

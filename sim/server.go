@@ -10,6 +10,7 @@ package sim
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -48,6 +49,8 @@ type Server struct {
 	engDone   chan struct{}
 	closeOnce sync.Once
 
+	tls *tls.Config // nil: cleartext
+
 	mu  sync.Mutex
 	srv *http.Server
 	ln  net.Listener
@@ -76,6 +79,9 @@ func New(cfg Config) (*Server, error) {
 		modelQ:  quoted(cfg.Model),
 		engDone: make(chan struct{}),
 	}
+	if s.tls, err = cfg.tlsConfig(); err != nil {
+		return nil, err
+	}
 	s.eng = newEngine(cfg, v, clock.WaitUntil)
 	var ctx context.Context
 	ctx, s.cancel = context.WithCancel(context.Background())
@@ -103,10 +109,17 @@ func (s *Server) Start(ln net.Listener) error {
 	s.ln = ln
 	// HTTP/1.1, and h2c with prior knowledge (benchserve --h2c) on the
 	// same port: a connection that opens with h2's preface speaks h2.
+	// Over TLS, HTTP/1.1 and h2 by ALPN (benchserve --http2).
 	var protos http.Protocols
 	protos.SetHTTP1(true)
-	protos.SetUnencryptedHTTP2(true)
 	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: time.Minute, ConnContext: withConn, Protocols: &protos}
+	if s.tls != nil {
+		protos.SetHTTP2(true)
+		s.srv.TLSConfig = s.tls
+		go s.srv.ServeTLS(netstamp.Listen(ln), "", "") //nolint:errcheck // as Serve's
+		return nil
+	}
+	protos.SetUnencryptedHTTP2(true)
 	go s.srv.Serve(netstamp.Listen(ln)) //nolint:errcheck // Serve's error after Close is ErrServerClosed.
 	return nil
 }
@@ -117,6 +130,9 @@ func (s *Server) URL() string {
 	defer s.mu.Unlock()
 	if s.ln == nil {
 		return ""
+	}
+	if s.tls != nil {
+		return "https://" + s.ln.Addr().String()
 	}
 	return "http://" + s.ln.Addr().String()
 }

@@ -137,3 +137,43 @@ func (c *prefaceConn) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// Over TLS against the simulator's self-signed certificate (--cacert):
+// an --http2 run (ALPN h2) and an HTTPS HTTP/1.1 run report the same
+// totals; the HTTP/1.1 one's responses are kernel-timed and the h2 one's
+// never are (they come through net/http's h2). --sim --http2 serves and
+// trusts a certificate of its own.
+func TestHTTP2OverTLSMatchesHTTP1(t *testing.T) {
+	cfg := steadySim(2*time.Millisecond, time.Millisecond)
+	cert := filepath.Join(t.TempDir(), "cert.pem")
+	cfg.TLSSelfSigned = cert
+	_, base := newSim(t, cfg)
+	if !strings.HasPrefix(base, "https://") {
+		t.Fatalf("the simulator serves %s", base)
+	}
+	result := func(args ...string) map[string]any {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "r.jsonl")
+		args = append([]string{"--backend", "vllm", "--dataset-name", "random-ids",
+			"--random-input-len", "16", "--random-output-len", "10", "--random-range-ratio", "1",
+			"--num-prompts", "12", "--max-concurrency", "6", "--warmup-requests", "0", "--output-file", out}, args...)
+		code, stdout, stderr := run(t, nil, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
+		}
+		return readLine(t, out)
+	}
+	h1 := result("--base-url", base, "--cacert", cert)
+	h2 := result("--base-url", base, "--cacert", cert, "--http2")
+	for _, k := range []string{"completed", "total_input_tokens", "total_output_tokens"} {
+		if num(t, h1, k) != num(t, h2, k) {
+			t.Errorf("%s: --http2 %v, HTTP/1.1 %v", k, h2[k], h1[k])
+		}
+	}
+	if num(t, h1, "completed") != 12 || num(t, h1, "kernel_timed_pct") != 100 || num(t, h2, "kernel_timed_pct") != 0 {
+		t.Errorf("completed %v; kernel-timed: HTTP/1.1 %v%%, h2 %v%%", h1["completed"], h1["kernel_timed_pct"], h2["kernel_timed_pct"])
+	}
+	if own := result("--sim", "--sim-preset", "instant", "--http2"); num(t, own, "completed") != 12 {
+		t.Errorf("--sim --http2: completed %v", own["completed"])
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -36,6 +37,9 @@ func SimMain(ctx context.Context, args []string, pio IO) int {
 		return exitCode(&exit.Error{Code: exit.Failure, Msg: err.Error()}, pio.Stderr)
 	}
 	fmt.Fprintf(pio.Stdout, "benchserve sim: serving %q (preset %s, tokenizer %s) at %s; Ctrl-C stops it\n", cfg.Model, cfg.Preset, cfg.Tokenizer, srv.URL())
+	if cfg.TLSSelfSigned != "" {
+		fmt.Fprintf(pio.Stdout, "benchserve sim: its self-signed certificate is in %s (benchserve --cacert %s)\n", cfg.TLSSelfSigned, cfg.TLSSelfSigned)
+	}
 	select {
 	case <-ctx.Done():
 	case <-pio.Signals:
@@ -128,14 +132,27 @@ func startSim(cfg *bench.Config, pio IO) (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
+	var certDir string
+	if cfg.HTTP2 {
+		// --http2 speaks h2 over TLS: the simulator serves a self-signed
+		// certificate, which this run trusts unless told otherwise.
+		if certDir, err = os.MkdirTemp("", "benchserve-sim-tls"); err != nil {
+			return nil, &exit.Error{Code: exit.Failure, Msg: "--sim --http2: " + err.Error()}
+		}
+		sc.TLSSelfSigned = filepath.Join(certDir, "cert.pem")
+		if cfg.CACert == nil && !cfg.Insecure {
+			cfg.CACert = &sc.TLSSelfSigned
+		}
+	}
 	srv, err := serveSim(sc)
 	if err != nil {
+		os.RemoveAll(certDir)
 		return nil, err
 	}
 	u := srv.URL()
 	cfg.BaseURL = &u
 	fmt.Fprintf(pio.Stdout, "Target: the built-in simulator (preset %s, model %q) at %s. Its timings come from an engine model, not a real server.\n", sc.Preset, sc.Model, u)
-	return func() { srv.Close() }, nil
+	return func() { srv.Close(); os.RemoveAll(certDir) }, nil
 }
 
 // serveSim starts an in-process simulator of sc on a free loopback port.
