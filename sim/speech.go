@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"benchserve/internal/audiofile"
+	"benchserve/internal/clock"
 )
 
 // /v1/audio/speech outside the engine: a reply's audio lasts
@@ -100,8 +101,6 @@ func (s *Server) speech(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
 	var b []byte
 	if !sse && q.ResponseFormat != "pcm" {
 		b = audiofile.AppendWAVHeader(b, speechRate, 1, bytes)
@@ -131,10 +130,8 @@ func (s *Server) speech(w http.ResponseWriter, r *http.Request) {
 		}
 		// The chunk leaves when its audio's end is due at the factor.
 		due := at.Add(time.Duration(float64(min(time.Duration(k)*speechChunk, audio)) / s.cfg.SpeechRTF))
-		timer.Reset(time.Until(due))
-		select {
-		case <-timer.C:
-		case <-r.Context().Done():
+		// clock.WaitUntil: a timer would leave about a millisecond late.
+		if !clock.WaitUntil(r.Context(), due) {
 			rec.err, rec.finish, rec.cancelled = "the client closed the connection", "", s.since(time.Now())
 			s.truth.add(rec)
 			return

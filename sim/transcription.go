@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"benchserve/internal/audiofile"
+	"benchserve/internal/clock"
 )
 
 // /v1/audio/transcriptions outside the engine: a file of S seconds of
@@ -88,18 +89,14 @@ func (s *Server) transcription(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Type", "application/json")
 	}
 	rc := http.NewResponseController(w)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	// clock.WaitUntil: a timer would leave about a millisecond late.
 	wait := func(due time.Time) bool {
-		timer.Reset(time.Until(due))
-		select {
-		case <-timer.C:
+		if clock.WaitUntil(r.Context(), due) {
 			return true
-		case <-r.Context().Done():
-			rec.err, rec.finish, rec.cancelled = "the client closed the connection", "", s.since(time.Now())
-			s.truth.add(rec)
-			return false
 		}
+		rec.err, rec.finish, rec.cancelled = "the client closed the connection", "", s.since(time.Now())
+		s.truth.add(rec)
+		return false
 	}
 	rec.finish = "stop"
 	if !q.stream {
