@@ -150,17 +150,23 @@ func transcriptWhole(p *parser, doc []byte, at time.Time) error {
 
 // Audio is the audio file a transcription request uploads: Head then
 // Data are its bytes; Seconds is its duration (for the real-time factor).
+// Size stands for their length when they are not held (a replayed plan's
+// body carries the file).
 type Audio struct {
 	Name       string
 	Head, Data []byte
 	Seconds    float64
+	Size       int
 }
 
 // countAudioIn notes the uploaded audio in the record: the audio figures
 // of a transcription run are of what was sent.
 func countAudioIn(in *Input, rec *record.Record) {
-	if in.Audio != nil {
-		rec.AudioBytes = len(in.Audio.Head) + len(in.Audio.Data)
-		rec.AudioSeconds = in.Audio.Seconds
+	if a := in.Audio; a != nil {
+		rec.AudioBytes = len(a.Head) + len(a.Data)
+		if rec.AudioBytes == 0 {
+			rec.AudioBytes = a.Size
+		}
+		rec.AudioSeconds = a.Seconds
 	}
 }

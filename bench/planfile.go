@@ -79,6 +79,10 @@ type PlanLine struct {
 	// for (the output count when the server reports none).
 	PromptLen int `json:"prompt_len"`
 	OutputLen int `json:"output_len"`
+	// AudioBytes and AudioSeconds are the audio file a transcription body
+	// uploads (the audio figures of a replay); absent for other bodies.
+	AudioBytes   int     `json:"audio_bytes,omitempty"`
+	AudioSeconds float64 `json:"audio_seconds,omitempty"`
 }
 
 // Rate is a request rate, written as a number or "inf".
@@ -149,6 +153,9 @@ type planRequest struct {
 	body      []byte
 	promptLen int
 	outputLen int
+	// The uploaded audio a transcription body carries (0: none).
+	audioBytes   int
+	audioSeconds float64
 }
 
 // writePlan writes head and reqs to w in the plan file's format; head's
@@ -168,7 +175,8 @@ func writePlan(w io.Writer, head PlanHead, path string, reqs []planRequest) erro
 			}
 		}
 		seq, at := i, Offset(q.at)
-		l := PlanLine{Seq: &seq, Offset: &at, Method: http.MethodPost, Path: path, Headers: h, PromptLen: q.promptLen, OutputLen: q.outputLen}
+		l := PlanLine{Seq: &seq, Offset: &at, Method: http.MethodPost, Path: path, Headers: h, PromptLen: q.promptLen, OutputLen: q.outputLen,
+			AudioBytes: q.audioBytes, AudioSeconds: q.audioSeconds}
 		if utf8.Valid(q.body) {
 			s := string(q.body)
 			l.Body = &s
@@ -349,8 +357,11 @@ func parseLine(line []byte, seq int, path string) (planRequest, error) {
 		return q, errors.New("a request has exactly one of body and body_base64")
 	case l.PromptLen < 0 || l.OutputLen < 0:
 		return q, errors.New("prompt_len and output_len must be >= 0")
+	case l.AudioBytes < 0 || !(l.AudioSeconds >= 0) || (l.AudioBytes == 0) != (l.AudioSeconds == 0):
+		return q, errors.New("audio_bytes and audio_seconds must be > 0 together, or both absent")
 	}
 	q.at, q.promptLen, q.outputLen = time.Duration(*l.Offset), l.PromptLen, l.OutputLen
+	q.audioBytes, q.audioSeconds = l.AudioBytes, l.AudioSeconds
 	if l.Body != nil {
 		q.body = []byte(*l.Body)
 	} else {

@@ -21,6 +21,7 @@ func TestPlanFileRoundTrip(t *testing.T) {
 			header: http.Header{"X-Api-Key": {"k"}, "X-Smg-Routing-Key": {"group-1"}}},
 		{at: 1500*time.Millisecond + 7, body: []byte(`{}`)},
 		{at: 86400*time.Second + 999999999, body: []byte("é")},
+		{at: 86400*time.Second + 999999999, body: []byte("--b\r\n\x00RIFF"), audioBytes: 160044, audioSeconds: 5},
 	}
 	var buf bytes.Buffer
 	head := PlanHead{Backend: "vllm", Model: "m", RequestRate: Rate(math.Inf(1))}
@@ -46,7 +47,8 @@ func TestPlanFileRoundTrip(t *testing.T) {
 	}
 	for i, q := range back {
 		w := reqs[i]
-		if q.at != w.at || !bytes.Equal(q.body, w.body) || q.promptLen != w.promptLen || q.outputLen != w.outputLen {
+		if q.at != w.at || !bytes.Equal(q.body, w.body) || q.promptLen != w.promptLen || q.outputLen != w.outputLen ||
+			q.audioBytes != w.audioBytes || q.audioSeconds != w.audioSeconds {
 			t.Errorf("request %d: %v %q %d %d, want %v %q", i, q.at, q.body, q.promptLen, q.outputLen, w.at, w.body)
 		}
 	}
@@ -91,6 +93,8 @@ func TestPlanFileErrors(t *testing.T) {
 		{head + "\n" + line(0, `,"body_base64":"e30="`) + "\n", "2: a request has exactly one of body and body_base64"},
 		{head + "\n" + strings.Replace(line(0, ""), `"body":"{}"`, `"body_base64":"!!"`, 1) + "\n", "2: body_base64:"},
 		{head + "\n" + line(0, "") + "\n" + line(1, "") + "\n" + line(2, "") + "\n", "4: more requests than the header's 2"},
+		{head + "\n" + line(0, `,"audio_bytes":10`) + "\n", "2: audio_bytes and audio_seconds must be > 0 together"},
+		{head + "\n" + line(0, `,"audio_bytes":10,"audio_seconds":-1`) + "\n", "2: audio_bytes and audio_seconds"},
 	} {
 		_, _, err := parsePlan(strings.NewReader(c.file))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {

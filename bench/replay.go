@@ -142,6 +142,9 @@ func (p *Plan) inputAt(i int, row *dataset.Row, outputLen int, lora string) *bac
 	if rp := p.replay; rp != nil {
 		q := &rp.reqs[i%len(rp.reqs)]
 		in.Body, in.Header = q.body, q.header
+		if q.audioBytes > 0 {
+			in.Audio = &backend.Audio{Size: q.audioBytes, Seconds: q.audioSeconds}
+		}
 	}
 	return in
 }
@@ -164,6 +167,9 @@ func (p *Plan) savePlan() error {
 		)
 		path, h, body = c.Planned(p.input(row, row.OutputLen, s.LoRA))
 		reqs[i] = planRequest{at: s.At, header: h, body: body, promptLen: row.PromptLen, outputLen: row.OutputLen}
+		if a := row.Audio; a != nil {
+			reqs[i].audioBytes, reqs[i].audioSeconds = a.Len(), a.Seconds
+		}
 	}
 	var mc *int
 	if m := cfg.MaxConcurrency; m != nil && *m > 0 {

@@ -29,11 +29,13 @@ func validate(cfg *Config) error {
 	if spec.Embedding && ds.NoEmbeddings {
 		return usage("%s dataset is unsupported for embeddings benchmark", cfg.DatasetName)
 	}
-	if err := checkRerank(cfg, spec); err != nil {
-		return err
-	}
-	if err := checkAudio(cfg, spec, ds); err != nil {
-		return err
+	if cfg.ReplayPlan == nil { // a plan's bodies carry the documents and the audio
+		if err := checkRerank(cfg, spec); err != nil {
+			return err
+		}
+		if err := checkAudio(cfg, spec, ds); err != nil {
+			return err
+		}
 	}
 	if cfg.NumPrompts == 0 && !ds.ZeroPrompts {
 		return usage("--num-prompts 0: --dataset-name %s would send no requests; give at least 1", cfg.DatasetName)

@@ -126,3 +126,31 @@ func TestTranscriptionAgainstSimTruth(t *testing.T) {
 		})
 	}
 }
+
+// A transcription plan replays: its bodies carry the audio files, its
+// lines their sizes and durations, so the replay sends the same forms and
+// reports the same audio totals without the audio dataset.
+func TestTranscriptionPlanReplays(t *testing.T) {
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "p.jsonl")
+	common := []string{"--sim", "--sim-preset", "instant", "--backend", "openai-transcription", "--warmup-requests", "0"}
+	result := func(args ...string) map[string]any {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "r.jsonl")
+		code, stdout, stderr := run(t, nil, append(append(common, "--output-file", out), args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
+		}
+		return readLine(t, out)
+	}
+	saved := result("--dataset-name", "audio", "--audio-duration-s", "0.5-1.5", "--num-prompts", "4", "--save-plan", plan)
+	replayed := result("--replay-plan", plan)
+	for _, k := range []string{"completed", "total_audio_bytes", "total_audio_s", "total_output_tokens"} {
+		if num(t, saved, k) != num(t, replayed, k) {
+			t.Errorf("%s: saved run %v, replay %v", k, saved[k], replayed[k])
+		}
+	}
+	if num(t, saved, "completed") != 4 {
+		t.Errorf("completed %v", saved["completed"])
+	}
+}
