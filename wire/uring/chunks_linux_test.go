@@ -203,8 +203,8 @@ func (r *epollReader) round(want int) (syscalls, unstamped int) {
 func (r *epollReader) close() { syscall.Close(r.ep) }
 
 type uringReader struct {
-	ring *Ring
-	bufs *BufRing
+	ring  *Ring
+	bufs  *BufRing
 	fds   []int
 	msg   unix.Msghdr
 	armed bool

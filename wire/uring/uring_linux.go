@@ -56,9 +56,9 @@ type cqOffsets struct {
 
 type params struct {
 	sqEntries, cqEntries, flags, sqThreadCPU, sqThreadIdle, features, wqFd uint32
-	resv                                                                    [3]uint32
-	sqOff                                                                   sqOffsets
-	cqOff                                                                   cqOffsets
+	resv                                                                   [3]uint32
+	sqOff                                                                  sqOffsets
+	cqOff                                                                  cqOffsets
 }
 
 // sqe is a submission queue entry (64 bytes).
