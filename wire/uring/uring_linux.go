@@ -22,6 +22,7 @@ const (
 	offSQEs   = 0x10000000
 
 	setupCQSize       = 1 << 3
+	setupTaskrunFlag  = 1 << 9
 	setupSingleIssuer = 1 << 12
 	setupDeferTaskrun = 1 << 13
 
@@ -29,6 +30,12 @@ const (
 	featNoDrop     = 1 << 1
 
 	enterGetEvents = 1 << 0
+	enterExtArg    = 1 << 3
+
+	// The SQ ring's flags: completions wait in the kernel (the queue was
+	// full), or reads wait to be made; the next enter takes them.
+	sqCQOverflow = 1 << 1
+	sqTaskrun    = 1 << 2
 
 	opRecvmsg     = 10
 	opAsyncCancel = 14
@@ -41,6 +48,7 @@ const (
 	FlagMore    = 1 << 1 // the request goes on (multishot); without it this is its last
 	bufferShift = 16
 
+	registerEventfd  = 4
 	registerPbufRing = 22
 )
 
@@ -106,6 +114,7 @@ type Ring struct {
 	sqeMem  []byte
 
 	sqHead, sqTail *uint32
+	sqFlags        *uint32
 	sqMask         uint32
 	sqEntries      uint32
 	sqes           []sqe
@@ -119,7 +128,7 @@ type Ring struct {
 // New sets up a ring of sq submission and cq completion entries
 // (powers of two).
 func New(sq, cq uint32) (*Ring, error) {
-	p := params{flags: setupCQSize | setupSingleIssuer | setupDeferTaskrun, cqEntries: cq}
+	p := params{flags: setupCQSize | setupSingleIssuer | setupDeferTaskrun | setupTaskrunFlag, cqEntries: cq}
 	fd, _, errno := unix.RawSyscall(unix.SYS_IO_URING_SETUP, uintptr(sq), uintptr(unsafe.Pointer(&p)), 0)
 	if errno != 0 {
 		return nil, os.NewSyscallError("io_uring_setup", errno)
@@ -143,7 +152,7 @@ func New(sq, cq uint32) (*Ring, error) {
 	}
 	r.sqeMem = sqeMem
 	at := func(off uint32) *uint32 { return (*uint32)(unsafe.Pointer(&mem[off])) }
-	r.sqHead, r.sqTail = at(p.sqOff.head), at(p.sqOff.tail)
+	r.sqHead, r.sqTail, r.sqFlags = at(p.sqOff.head), at(p.sqOff.tail), at(p.sqOff.flags)
 	r.sqMask, r.sqEntries = *at(p.sqOff.ringMask), p.sqEntries
 	r.sqes = unsafe.Slice((*sqe)(unsafe.Pointer(&sqeMem[0])), p.sqEntries)
 	// The array maps each slot to the SQE of the same index, once for all.
@@ -241,20 +250,47 @@ func (r *Ring) Submit() error {
 }
 
 // Collect submits what is queued and runs the kernel's work for the reads
-// that have data, so that their completions wait in the queue: one
-// io_uring_enter that never blocks.
-func (r *Ring) Collect() error {
+// that have data (up to max of them; the kernel's own batch is 20), so
+// that their completions wait in the queue: one io_uring_enter that never
+// blocks (a zero timeout).
+func (r *Ring) Collect(max int) error {
+	ts := unix.Timespec{}
+	arg := struct {
+		sigmask   uint64
+		sigmaskSz uint32
+		minWait   uint32
+		ts        uint64
+	}{ts: uint64(uintptr(unsafe.Pointer(&ts)))}
 	for {
-		n, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.pending), 0, enterGetEvents, 0, 0)
+		n, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.pending), uintptr(max), enterGetEvents|enterExtArg, uintptr(unsafe.Pointer(&arg)), unsafe.Sizeof(arg))
 		if errno == syscall.EINTR {
 			continue
 		}
-		if errno != 0 {
+		if errno != 0 && errno != syscall.ETIME {
 			return os.NewSyscallError("io_uring_enter", errno)
 		}
-		r.pending -= uint32(n)
+		if errno == 0 {
+			r.pending -= uint32(n)
+		}
 		return nil
 	}
+}
+
+// Work reports whether the kernel holds work that only the next Collect
+// does: reads beyond its last batch, or completions that found the queue
+// full.
+func (r *Ring) Work() bool { return atomic.LoadUint32(r.sqFlags)&(sqTaskrun|sqCQOverflow) != 0 }
+
+// RegisterEventfd has the kernel signal efd when reads wait to be made
+// (and when completions are posted): a ring's owner can wait for it in a
+// poller.
+func (r *Ring) RegisterEventfd(efd int) error {
+	fd := int32(efd)
+	_, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerEventfd, uintptr(unsafe.Pointer(&fd)), 1, 0, 0)
+	if errno != 0 {
+		return os.NewSyscallError("io_uring_register", errno)
+	}
+	return nil
 }
 
 // Wait submits what is queued and blocks until at least one completion
