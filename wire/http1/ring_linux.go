@@ -26,20 +26,22 @@ import (
 // when the loop's thread asks (deferred task work), all of the ready
 // sockets' at once in one io_uring_enter, instead of one recvmsg per
 // socket. The loop's goroutine owns its ring (locked to its thread, the
-// ring's only submitter) and parks in Go's poller on an eventfd the kernel
-// signals when reads wait to be made; other goroutines hand it sockets to
-// arm through a queue and the same eventfd. Writes and their waits stay
-// with the epoll loop (sock.write). A response's end cancels its read,
-// and the socket goes back to its request only once the read's last
-// completion has come, so that no read outlives its request.
+// ring's only submitter) and waits in the ring itself, in io_uring_enter,
+// which the kernel wakes at the first read to make. (Waiting in Go's
+// poller instead, on an eventfd the ring signals, measured 10-26 ms late
+// on 6.18: the kernel defers that signal.) Other goroutines hand it
+// sockets to arm through a queue and an eventfd the ring polls. Writes
+// and their waits stay with the epoll loop (sock.write). A response's end
+// cancels its read, and the socket goes back to its request only once
+// the read's last completion has come, so that no read outlives its
+// request.
 
 // ringLoop is one ring and the goroutine that owns it.
 type ringLoop struct {
 	ring *uring.Ring
 	bufs *uring.BufRing
 	msg  unix.Msghdr // the control space each read's buffer starts with
-	efd  int
-	file *os.File // the eventfd, held open
+	efd  int         // written to hand sockets over; the ring polls it
 
 	mu    sync.Mutex
 	queue []*sock // to arm, from receive
@@ -51,8 +53,8 @@ type ringLoop struct {
 const (
 	ringBuffers   = 512     // provided buffers a ring's reads land in
 	ringBufSize   = 2 << 10 // a read's buffer: header, time, then up to 2 KiB less 48 of data
-	ringCollect   = ringBuffers
 	cancelTag     = 1 << 63 // a cancellation's own completion
+	wakeTag       = 1 << 62 // the eventfd's poll
 	controlSpaceN = 16      // a struct timespec
 )
 
@@ -110,66 +112,58 @@ func newRingLoop() (*ringLoop, error) {
 	return l, nil
 }
 
-func (l *ringLoop) setUp() (syscall.RawConn, error) {
+func (l *ringLoop) setUp() error {
 	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
-		return nil, os.NewSyscallError("eventfd", err)
+		return os.NewSyscallError("eventfd", err)
 	}
-	l.efd, l.file = efd, os.NewFile(uintptr(efd), "eventfd")
-	rc, err := l.file.SyscallConn()
-	if err != nil {
-		l.file.Close()
-		return nil, err
-	}
+	l.efd = efd
 	if l.ring, err = uring.New(256, 4096); err != nil {
-		l.file.Close()
-		return nil, err
+		unix.Close(efd)
+		return err
 	}
-	if err = l.ring.RegisterEventfd(efd); err == nil {
-		l.bufs, err = l.ring.NewBufRing(0, ringBuffers, ringBufSize)
+	if l.bufs, err = l.ring.NewBufRing(0, ringBuffers, ringBufSize); err == nil {
+		l.poll()
+		err = l.ring.Submit()
 	}
 	if err != nil {
 		l.ring.Close()
-		l.file.Close()
-		return nil, err
+		unix.Close(efd)
+		return err
 	}
-	return rc, nil
+	return nil
 }
 
-// run owns the ring: it arms the sockets handed over, has the kernel make
-// the reads that wait and hands their bytes on, until nothing is left to
-// do, then waits in Go's poller for the eventfd. Should the ring fail, the
-// loop stops, failing its sockets' requests.
+// run owns the ring: it arms the sockets handed over, waits in the ring
+// until some read is to be made, and hands the reads' bytes on. Should
+// the ring fail, the loop stops, failing its sockets' requests.
 func (l *ringLoop) run(ready chan<- error) {
 	runtime.LockOSThread() // the ring's only submitter, for good
-	rc, err := l.setUp()
+	err := l.setUp()
 	ready <- err
 	if err != nil {
 		return
 	}
-	var failed error
-	err = rc.Read(func(uintptr) bool {
-		for {
-			l.arm()
-			if err := l.ring.Collect(ringCollect); err != nil {
-				failed = err
-				return true
-			}
-			if l.harvest() == 0 && !l.ring.Work() && !l.queued() {
-				return false // wait
-			}
+	for {
+		l.arm()
+		// A blocking system call: the runtime hands the processor on
+		// while it waits.
+		// (It makes the reads that wait, up to the kernel's batch, and
+		// returns at once when it made any.)
+		if err := l.ring.Wait(); err != nil {
+			l.fail(err)
+			return
 		}
-	})
-	if failed == nil {
-		failed = fmt.Errorf("the io_uring loop's eventfd: %w", err)
+		l.harvest()
 	}
-	l.fail(failed)
 }
 
-func (l *ringLoop) queued() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.queue) > 0
+// poll queues the eventfd's poll, by which a socket handed over wakes the
+// loop.
+func (l *ringLoop) poll() {
+	for l.ring.PollMultishot(l.efd, wakeTag) == uring.ErrFull {
+		l.ring.Submit() //nolint:errcheck // a broken ring fails at the next Wait
+	}
 }
 
 // arm queues a read on every socket handed over.
@@ -186,16 +180,16 @@ func (l *ringLoop) arm() {
 func tag(s *sock) uint64 { return uint64(uint32(s.fd)) | uint64(s.gen)<<32 }
 
 // read queues s's multishot read, submitting what is queued first when
-// the queue is full.
+// the queue is full (the next Wait or Collect submits the rest).
 func (l *ringLoop) read(s *sock) {
 	for l.ring.RecvmsgMultishot(s.fd, &l.msg, 0, tag(s)) == uring.ErrFull {
-		l.ring.Submit() //nolint:errcheck // a broken ring fails at the next Collect
+		l.ring.Submit() //nolint:errcheck // a broken ring fails at the next Wait
 	}
 }
 
 func (l *ringLoop) cancel(s *sock) {
 	for l.ring.Cancel(tag(s), tag(s)|cancelTag) == uring.ErrFull {
-		l.ring.Submit() //nolint:errcheck // a broken ring fails at the next Collect
+		l.ring.Submit() //nolint:errcheck // a broken ring fails at the next Wait
 	}
 }
 
@@ -231,6 +225,14 @@ func (l *ringLoop) complete(c *uring.CQE) {
 		payload, control = out.Payload, out.Control
 	}
 	if c.UserData&cancelTag != 0 {
+		return
+	}
+	if c.UserData&wakeTag != 0 {
+		var n [8]byte
+		unix.Read(l.efd, n[:]) //nolint:errcheck // empty already: nothing to do
+		if !c.More() {
+			l.poll()
+		}
 		return
 	}
 	s := socks.get(int(uint32(c.UserData)))

@@ -28,8 +28,8 @@ func keptSock(t *testing.T, tr *Transport, url string) *sock {
 	return l[0].c.(*sock)
 }
 
-// Where io_uring serves, ReceiveUring (and ReceiveAuto) read through a
-// ring, and Receiver says so.
+// Where io_uring serves, ReceiveUring reads through a ring, and Receiver
+// says so; ReceiveAuto stays with epoll.
 func TestRingReadsPlainHTTP(t *testing.T) {
 	if err := uring.Available(); err != nil {
 		t.Skip("io_uring does not serve here (TestRingFallback covers it):", err)
@@ -42,16 +42,18 @@ func TestRingReadsPlainHTTP(t *testing.T) {
 				t.Fatalf("%s, request %d: %+v", mode, i, h.rec)
 			}
 		}
-		if s := keptSock(t, tr, srv.URL); s.ring == nil {
-			t.Errorf("%s: the socket reads through epoll, not a ring", mode)
+		if s := keptSock(t, tr, srv.URL); (s.ring != nil) != (mode == ReceiveUring) {
+			t.Errorf("%s: reads through a ring: %v", mode, s.ring != nil)
 		}
 		tr.CloseIdleConnections()
 	}
 	if name, why := Receiver(ReceiveUring); name != ReceiveUring || why != "" {
 		t.Errorf("Receiver(uring) = %q, %q", name, why)
 	}
-	if name, _ := Receiver(ReceiveEvents); name != ReceiveEvents {
-		t.Errorf("Receiver(events) = %q", name)
+	for _, mode := range []string{ReceiveEvents, ReceiveAuto, ""} {
+		if name, _ := Receiver(mode); name != ReceiveEvents {
+			t.Errorf("Receiver(%q) = %q, want events", mode, name)
+		}
 	}
 }
 

@@ -7,8 +7,8 @@
 // or not) and hands a 200's body on as timed lines or whole. Two receivers
 // move the bytes in: Go's poller (a blocking read per request, with the
 // kernel's receive times through wire/netstamp) and, on Linux, an event
-// loop (epoll, one recvmsg per ready socket), whose sockets read through
-// io_uring where it serves (one io_uring_enter for many sockets' reads).
+// loop (epoll, one recvmsg per ready socket), whose sockets may read
+// through io_uring instead (one io_uring_enter for many sockets' reads).
 // Options.Receive chooses.
 package http1
 
@@ -55,8 +55,10 @@ type Options struct {
 
 // The receivers of Options.Receive.
 const (
-	// ReceiveAuto is ReceiveUring on Linux where io_uring serves, else
-	// the event loop where it starts, else Go's poller.
+	// ReceiveAuto is the event loop on Linux, where it starts, and Go's
+	// poller elsewhere. (Not ReceiveUring: it costs less CPU a chunk, but
+	// under overload its first tokens were timed later; docs/performance.md,
+	// "io_uring (issue 33)".)
 	ReceiveAuto = "auto"
 	// ReceiveUring is the event loop reading through io_uring (Linux 6.1
 	// and later, io_uring enabled); where io_uring does not serve, the
@@ -89,7 +91,7 @@ func Receiver(receive string) (name, why string) {
 	switch receive {
 	case ReceivePoller:
 		return ReceivePoller, ""
-	case "", ReceiveAuto, ReceiveUring:
+	case ReceiveUring:
 		if err := ringLoops(); err != nil {
 			why = err.Error()
 		} else {
@@ -215,13 +217,7 @@ func (t *Transport) eventsFor(key string) (bool, error) {
 }
 
 // ringFor reports whether the event loop's sockets read through io_uring.
-func (t *Transport) ringFor() bool {
-	switch t.receive {
-	case "", ReceiveAuto, ReceiveUring:
-		return ringLoops() == nil
-	}
-	return false
-}
+func (t *Transport) ringFor() bool { return t.receive == ReceiveUring && ringLoops() == nil }
 
 // get returns a kept connection to key, or dials a new one (always when
 // fresh is set), of the event loop's when events is set.

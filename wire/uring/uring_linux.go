@@ -37,18 +37,19 @@ const (
 	sqCQOverflow = 1 << 1
 	sqTaskrun    = 1 << 2
 
+	opPollAdd     = 6
 	opRecvmsg     = 10
 	opAsyncCancel = 14
 
 	sqeBufferSelect = 1 << 5
 	recvMultishot   = 1 << 1 // in the SQE's ioprio
+	pollAddMulti    = 1 << 0 // in the SQE's len
 
 	// CQE flags.
 	FlagBuffer  = 1 << 0 // a provided buffer holds the data: its id is flags >> 16
 	FlagMore    = 1 << 1 // the request goes on (multishot); without it this is its last
 	bufferShift = 16
 
-	registerEventfd  = 4
 	registerPbufRing = 22
 )
 
@@ -218,6 +219,19 @@ func (r *Ring) RecvmsgMultishot(fd int, msg *unix.Msghdr, group uint16, userData
 	return nil
 }
 
+// PollMultishot queues a multishot poll of fd for reading: one
+// completion, tagged userData, each time fd is woken readable, until one
+// comes without FlagMore.
+func (r *Ring) PollMultishot(fd int, userData uint64) error {
+	e := r.next()
+	if e == nil {
+		return ErrFull
+	}
+	e.opcode, e.fd, e.len, e.opFlags, e.userData = opPollAdd, int32(fd), pollAddMulti, unix.POLLIN, userData
+	r.push()
+	return nil
+}
+
 // Cancel queues the cancellation of the request tagged target; its own
 // completion is tagged userData.
 func (r *Ring) Cancel(target, userData uint64) error {
@@ -262,7 +276,11 @@ func (r *Ring) Collect(max int) error {
 		ts        uint64
 	}{ts: uint64(uintptr(unsafe.Pointer(&ts)))}
 	for {
-		n, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.pending), uintptr(max), enterGetEvents|enterExtArg, uintptr(unsafe.Pointer(&arg)), unsafe.Sizeof(arg))
+		flags, argp, argsz := uintptr(enterGetEvents|enterExtArg), uintptr(unsafe.Pointer(&arg)), unsafe.Sizeof(arg)
+		if max == 0 {
+			flags, argp, argsz = enterGetEvents, 0, 0
+		}
+		n, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.pending), uintptr(max), flags, argp, argsz)
 		if errno == syscall.EINTR {
 			continue
 		}
@@ -280,18 +298,6 @@ func (r *Ring) Collect(max int) error {
 // does: reads beyond its last batch, or completions that found the queue
 // full.
 func (r *Ring) Work() bool { return atomic.LoadUint32(r.sqFlags)&(sqTaskrun|sqCQOverflow) != 0 }
-
-// RegisterEventfd has the kernel signal efd when reads wait to be made
-// (and when completions are posted): a ring's owner can wait for it in a
-// poller.
-func (r *Ring) RegisterEventfd(efd int) error {
-	fd := int32(efd)
-	_, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerEventfd, uintptr(unsafe.Pointer(&fd)), 1, 0, 0)
-	if errno != 0 {
-		return os.NewSyscallError("io_uring_register", errno)
-	}
-	return nil
-}
 
 // Wait submits what is queued and blocks until at least one completion
 // waits (a blocking system call).
