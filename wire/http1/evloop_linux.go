@@ -32,16 +32,17 @@ import (
 
 // sock is a connection the event loop reads.
 type sock struct {
-	fd    int
-	gen   uint32 // tells a reused fd number from this socket in the loop's events
-	key   string
-	loop  *evloop
-	state atomic.Int32
-	x     *Exchange // the request in progress
-	added bool      // in the loop's epoll set
-	ring  *ringLoop // reads through this ring, not epoll (nil: epoll)
-	eof   bool      // the ring read the end of the stream after a response
-	dirty bool      // the ring read bytes past a response's end
+	fd     int
+	gen    uint32 // tells a reused fd number from this socket in the loop's events
+	key    string
+	loop   *evloop
+	state  atomic.Int32
+	x      *Exchange // the request in progress
+	added  bool      // in the loop's epoll set
+	ring   *ringLoop // reads through this ring, not epoll (nil: epoll)
+	polled bool      // in its ring loop's epoll set
+	eof    bool      // the ring read the end of the stream after a response
+	dirty  bool      // the ring read bytes past a response's end
 
 	mu     sync.Mutex // closed against a context's shutdown
 	closed bool

@@ -26,22 +26,26 @@ import (
 // when the loop's thread asks (deferred task work), all of the ready
 // sockets' at once in one io_uring_enter, instead of one recvmsg per
 // socket. The loop's goroutine owns its ring (locked to its thread, the
-// ring's only submitter) and waits in the ring itself, in io_uring_enter,
-// which the kernel wakes at the first read to make. (Waiting in Go's
-// poller instead, on an eventfd the ring signals, measured 10-26 ms late
-// on 6.18: the kernel defers that signal.) Other goroutines hand it
-// sockets to arm through a queue and an eventfd the ring polls. Writes
-// and their waits stay with the epoll loop (sock.write). A response's end
-// cancels its read, and the socket goes back to its request only once
-// the read's last completion has come, so that no read outlives its
-// request.
+// ring's only submitter). It learns that reads wait from an edge-triggered
+// epoll set of its sockets, never read with epoll_wait: the set's fd waits
+// in Go's poller, as the epoll loop's does, and wakes the loop when a
+// socket gets data. (The ring's own eventfd signal for deferred reads came
+// 10-26 ms late on 6.18, and the ring's fd never polled readable for them;
+// a thread blocked in io_uring_enter cost Go's scheduler more than the
+// reads it saved.) Other goroutines hand it sockets to arm through a
+// queue and an eventfd in the same set. Writes and their waits stay with
+// the epoll loop (sock.write). A response's end cancels its read, and the
+// socket goes back to its request only once the read's last completion
+// has come, so that no read outlives its request.
 
 // ringLoop is one ring and the goroutine that owns it.
 type ringLoop struct {
 	ring *uring.Ring
 	bufs *uring.BufRing
 	msg  unix.Msghdr // the control space each read's buffer starts with
-	efd  int         // written to hand sockets over; the ring polls it
+	efd  int         // written to hand sockets over
+	epfd int         // the sockets' readiness, and efd's
+	file *os.File    // epfd, held open
 
 	mu    sync.Mutex
 	queue []*sock // to arm, from receive
@@ -54,7 +58,6 @@ const (
 	ringBuffers   = 512     // provided buffers a ring's reads land in
 	ringBufSize   = 2 << 10 // a read's buffer: header, time, then up to 2 KiB less 48 of data
 	cancelTag     = 1 << 63 // a cancellation's own completion
-	wakeTag       = 1 << 62 // the eventfd's poll
 	controlSpaceN = 16      // a struct timespec
 )
 
@@ -112,58 +115,82 @@ func newRingLoop() (*ringLoop, error) {
 	return l, nil
 }
 
-func (l *ringLoop) setUp() error {
-	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+func (l *ringLoop) setUp() (syscall.RawConn, error) {
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
-		return os.NewSyscallError("eventfd", err)
+		return nil, os.NewSyscallError("epoll_create1", err)
 	}
-	l.efd = efd
-	if l.ring, err = uring.New(256, 4096); err != nil {
-		unix.Close(efd)
-		return err
-	}
-	if l.bufs, err = l.ring.NewBufRing(0, ringBuffers, ringBufSize); err == nil {
-		l.poll()
-		err = l.ring.Submit()
+	syscall.SetNonblock(epfd, true) //nolint:errcheck // a new fd
+	l.epfd, l.file = epfd, os.NewFile(uintptr(epfd), "epoll")
+	rc, err := l.file.SyscallConn()
+	if err == nil {
+		l.efd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+		if err == nil {
+			err = l.poll(l.efd)
+			if err != nil {
+				unix.Close(l.efd)
+			}
+		}
 	}
 	if err != nil {
-		l.ring.Close()
-		unix.Close(efd)
-		return err
+		l.file.Close()
+		return nil, err
+	}
+	if l.ring, err = uring.New(256, 4096); err == nil {
+		if l.bufs, err = l.ring.NewBufRing(0, ringBuffers, ringBufSize); err != nil {
+			l.ring.Close()
+		}
+	}
+	if err != nil {
+		unix.Close(l.efd)
+		l.file.Close()
+		return nil, err
+	}
+	return rc, nil
+}
+
+// poll adds fd to the loop's epoll set, edge-triggered.
+func (l *ringLoop) poll(fd int) error {
+	ev := syscall.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLET, Fd: int32(fd)}
+	if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return os.NewSyscallError("epoll_ctl", err)
 	}
 	return nil
 }
 
-// run owns the ring: it arms the sockets handed over, waits in the ring
-// until some read is to be made, and hands the reads' bytes on. Should
-// the ring fail, the loop stops, failing its sockets' requests.
+// run owns the ring: it arms the sockets handed over, has the kernel make
+// the reads that wait and hands their bytes on, until nothing is left to
+// do, then waits in Go's poller for its epoll set. Should the ring fail,
+// the loop stops, failing its sockets' requests.
 func (l *ringLoop) run(ready chan<- error) {
 	runtime.LockOSThread() // the ring's only submitter, for good
-	err := l.setUp()
+	rc, err := l.setUp()
 	ready <- err
 	if err != nil {
 		return
 	}
-	for {
-		l.arm()
-		// A blocking system call: the runtime hands the processor on
-		// while it waits.
-		// (It makes the reads that wait, up to the kernel's batch, and
-		// returns at once when it made any.)
-		if err := l.ring.Wait(); err != nil {
-			l.fail(err)
-			return
+	var failed error
+	err = rc.Read(func(uintptr) bool {
+		for {
+			l.arm()
+			if err := l.ring.Collect(ringBuffers); err != nil {
+				failed = err
+				return true
+			}
+			l.harvest()
+			// Reads beyond the kernel's batch, or reads and
+			// cancellations queued while handing bytes on: take them
+			// before waiting. (A socket that gets data meanwhile wakes
+			// the wait at once.)
+			if !l.ring.Work() && !l.ring.Queued() {
+				return false
+			}
 		}
-		l.harvest()
+	})
+	if failed == nil {
+		failed = fmt.Errorf("the io_uring loop's epoll fd: %w", err)
 	}
-}
-
-// poll queues the eventfd's poll, by which a socket handed over wakes the
-// loop.
-func (l *ringLoop) poll() {
-	for l.ring.PollMultishot(l.efd, wakeTag) == uring.ErrFull {
-		l.ring.Submit() //nolint:errcheck // a broken ring fails at the next Wait
-	}
+	l.fail(failed)
 }
 
 // arm queues a read on every socket handed over.
@@ -173,6 +200,11 @@ func (l *ringLoop) arm() {
 	l.mu.Unlock()
 	for i, s := range l.spare {
 		l.read(s)
+		if !s.polled { // once for its life: closing it takes it out
+			if err := l.poll(s.fd); err == nil {
+				s.polled = true
+			}
+		}
 		l.spare[i] = nil
 	}
 }
@@ -225,14 +257,6 @@ func (l *ringLoop) complete(c *uring.CQE) {
 		payload, control = out.Payload, out.Control
 	}
 	if c.UserData&cancelTag != 0 {
-		return
-	}
-	if c.UserData&wakeTag != 0 {
-		var n [8]byte
-		unix.Read(l.efd, n[:]) //nolint:errcheck // empty already: nothing to do
-		if !c.More() {
-			l.poll()
-		}
 		return
 	}
 	s := socks.get(int(uint32(c.UserData)))
@@ -314,7 +338,7 @@ func (l *ringLoop) watch(s *sock) error {
 	if b := l.broken.Load(); b != nil && s.state.CompareAndSwap(sockRingReading, sockIdle) {
 		return *b
 	}
-	var one uint64 = 1
+	var one uint64 = 1 // the eventfd wakes the loop; it is never read
 	_, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(l.efd), uintptr(unsafe.Pointer(&one)), 8)
 	if errno != 0 && errno != syscall.EAGAIN { // EAGAIN: the count is full, the loop awake anyway
 		return os.NewSyscallError("write", errno)

@@ -244,6 +244,9 @@ func (r *Ring) Cancel(target, userData uint64) error {
 	return nil
 }
 
+// Queued reports whether entries wait to be submitted.
+func (r *Ring) Queued() bool { return r.pending > 0 }
+
 // Submit hands the queued entries to the kernel: one io_uring_enter that
 // never blocks (a raw system call, which the runtime does not count).
 func (r *Ring) Submit() error {
