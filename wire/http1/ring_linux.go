@@ -191,6 +191,9 @@ func (l *ringLoop) run(ready chan<- error) {
 		failed = fmt.Errorf("the io_uring loop's epoll fd: %w", err)
 	}
 	l.fail(failed)
+	// Closing the ring ends its reads, which let their sockets go.
+	l.ring.Close()
+	l.bufs.Free()
 }
 
 // arm queues a read on every socket handed over.

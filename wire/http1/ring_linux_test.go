@@ -9,9 +9,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"benchserve/wire/uring"
 )
@@ -160,4 +162,63 @@ func TestRingBytesPastEnd(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A ring loop that fails stops without a panic: the requests it reads
+// fail with the error, and none joins it afterwards (as an epoll loop's,
+// TestLoopFailureFailsRequests).
+func TestRingFailureFailsRequests(t *testing.T) {
+	if err := ringLoops(); err != nil {
+		t.Skip("io_uring does not serve here (TestRingFallback covers it):", err)
+	}
+	l, err := newRingLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every new socket joins l while the test runs.
+	saved := rings.l
+	rings.l = []*ringLoop{l}
+	defer func() { rings.l = saved }()
+
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "data: a\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release)
+	tr := NewTransport(Options{Receive: ReceiveUring})
+	done := make(chan *testHandler)
+	go func() { done <- send(t, tr, srv.URL) }()
+	// Once the loop reads the response, its epoll fd breaks.
+	for ringReading(l) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	l.file.Close()
+	h := <-done
+	msg := h.rec.Error
+	if h.err != nil {
+		msg = h.err.Error()
+	}
+	if h.success() || !strings.Contains(msg, "io_uring") {
+		t.Errorf("a request on the broken loop: %q", msg)
+	}
+	h = send(t, tr, srv.URL)
+	if h.ok || !strings.Contains(h.rec.Error, "io_uring") {
+		t.Errorf("a request after: %q (%s)", h.rec.Error, h.rec.ErrorKind)
+	}
+}
+
+// ringReading counts l's sockets whose response it reads.
+func ringReading(l *ringLoop) int {
+	n := 0
+	if tab := socks.tab.Load(); tab != nil {
+		for i := range *tab {
+			if s := (*tab)[i].Load(); s != nil && s.ring == l && s.state.Load() == sockRingReading {
+				n++
+			}
+		}
+	}
+	return n
 }
