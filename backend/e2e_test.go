@@ -245,16 +245,17 @@ func replayFixture(t *testing.T, name string) (int, []byte) {
 	return code, fixture(t, "wire/"+name+"/response.body")
 }
 
-// receiver is one of the two receivers (ClientOptions.Receive) a
-// transport test runs against.
+// receiver is one of the receivers (ClientOptions.Receive) a transport
+// test runs against.
 type receiver struct{ name, mode string }
 
-// eachReceiver runs f as a subtest against Go's poller and the event
-// loop, the event loop's skipped off Linux.
+// eachReceiver runs f as a subtest against Go's poller, the event loop
+// and the event loop reading through io_uring, the event loop's skipped
+// off Linux.
 func eachReceiver(t *testing.T, f func(t *testing.T, rc receiver)) {
-	for _, rc := range []receiver{{"poller", http1.ReceivePoller}, {"events", http1.ReceiveEvents}} {
+	for _, rc := range []receiver{{"poller", http1.ReceivePoller}, {"events", http1.ReceiveEvents}, {"uring", http1.ReceiveUring}} {
 		t.Run(rc.name, func(t *testing.T) {
-			if rc.mode == http1.ReceiveEvents && runtime.GOOS != "linux" {
+			if rc.mode != http1.ReceivePoller && runtime.GOOS != "linux" {
 				t.Skip("the event loop is Linux's")
 			}
 			f(t, rc)

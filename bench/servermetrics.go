@@ -14,6 +14,7 @@ import (
 	"benchserve/metrics"
 	"benchserve/record"
 	"benchserve/serverctl"
+	"benchserve/wire/http1"
 )
 
 // startServerMetrics starts reading the server's /metrics for the
@@ -147,6 +148,13 @@ func (r *runner) provenance(ctx context.Context, flushed int, first *serverctl.S
 	cl.Set("gomaxprocs", pyjson.Int(runtime.GOMAXPROCS(0)))
 	if la, ok := loadAverage(); ok {
 		cl.Set("load_average", la)
+	}
+	// The receiver of plain-HTTP responses (https reads through Go's
+	// poller whatever it says), and why not io_uring when it was wanted.
+	name, why := http1.Receiver(r.Env.Receive)
+	cl.Set("receiver", pyjson.String(name))
+	if why != "" {
+		cl.Set("receiver_note", pyjson.String(why))
 	}
 	o.Set("client", cl.Bytes())
 	return o

@@ -373,7 +373,7 @@ func TestReceiveEnv(t *testing.T) {
 		return ""
 	}
 	code := Main(context.Background(), []string{"--base-url", "http://127.0.0.1:1"}, IO{Stdout: &out, Stderr: &errb, Getenv: getenv})
-	want := `BENCHSERVE_RECEIVE: unknown receiver "epoll" (choose auto, events or poller)`
+	want := `BENCHSERVE_RECEIVE: unknown receiver "epoll" (choose auto, uring, events or poller)`
 	if code != 2 || !strings.Contains(errb.String(), want) {
 		t.Errorf("exit %d, stderr %q; want 2 and %q", code, errb.String(), want)
 	}

@@ -44,7 +44,7 @@ func TestServerViewAgainstSim(t *testing.T) {
 	}
 	prov := m["provenance"].(map[string]any)
 	srv, cl := prov["server"].(map[string]any), prov["client"].(map[string]any)
-	if srv["/v1/models"] == nil || srv["/server_info"] == nil || num(t, srv, "cache_flushes") != 0 || num(t, cl, "cores") < 1 || cl["version"] == "" {
+	if srv["/v1/models"] == nil || srv["/server_info"] == nil || num(t, srv, "cache_flushes") != 0 || num(t, cl, "cores") < 1 || cl["version"] == "" || cl["receiver"] == nil {
 		t.Errorf("provenance %v", prov)
 	}
 	if field(t, stdout, "Generated tokens (server):") != "2400 (client 2400)" || !strings.Contains(field(t, stdout, "Running requests (mean / max):"), "/ 6.00") {

@@ -32,22 +32,28 @@ import (
 
 // sock is a connection the event loop reads.
 type sock struct {
-	fd    int
-	gen   uint32 // tells a reused fd number from this socket in the loop's events
-	key   string
-	loop  *evloop
-	state atomic.Int32
-	x     *Exchange // the request in progress
-	added bool      // in the loop's epoll set
+	fd     int
+	gen    uint32 // tells a reused fd number from this socket in the loop's events
+	key    string
+	loop   *evloop
+	state  atomic.Int32
+	x      *Exchange // the request in progress
+	added  bool      // in the loop's epoll set
+	ring   *ringLoop // reads through this ring, not epoll (nil: epoll)
+	polled bool      // in its ring loop's epoll set
+	eof    bool      // the ring read the end of the stream after a response
+	dirty  bool      // the ring read bytes past a response's end
 
 	mu     sync.Mutex // closed against a context's shutdown
 	closed bool
 }
 
 const (
-	sockIdle    int32 = iota // the goroutine that holds it owns it
-	sockWriting              // its request waits for room to be written
-	sockReading              // the loop reads its response
+	sockIdle        int32 = iota // the goroutine that holds it owns it
+	sockWriting                  // its request waits for room to be written
+	sockReading                  // the loop reads its response
+	sockRingReading              // its ring loop reads its response
+	sockDraining                 // its ring loop waits for the end of its read
 )
 
 // evloop is one epoll set and the goroutine that waits on it.
@@ -301,6 +307,13 @@ func (s *sock) receive(x *Exchange) (bool, error) {
 	case <-x.wake:
 	default:
 	}
+	if s.ring != nil {
+		if err := s.ring.watch(s); err != nil {
+			s.x = nil
+			return false, err
+		}
+		return true, nil
+	}
 	if err := s.loop.watch(s, sockReading); err != nil {
 		s.x = nil
 		return false, err
@@ -345,8 +358,9 @@ func (l *evloop) watch(s *sock, state int32) error {
 
 // dialSock connects to key's server, or its proxy, and takes the socket
 // over from package net, for the next loop (eventLoops must have started
-// them).
-func (t *Transport) dialSock(ctx context.Context, key string) (*sock, error) {
+// them), and the next ring loop to read it when ring is set (ringLoops
+// must have started them).
+func (t *Transport) dialSock(ctx context.Context, key string, ring bool) (*sock, error) {
 	r := t.routeFor(key)
 	if r.err != nil {
 		return nil, r.err
@@ -379,6 +393,9 @@ func (t *Transport) dialSock(ctx context.Context, key string) (*sock, error) {
 	}
 	netstamp.EnableFD(fd) //nolint:errcheck // without it reads are timed when they return
 	s := &sock{fd: fd, gen: loops.gen.Add(1), key: key, loop: nextLoop()}
+	if ring {
+		s.ring = nextRing()
+	}
 	if b := s.loop.broken.Load(); b != nil {
 		syscall.Close(fd) //nolint:errcheck // never used
 		return nil, *b
@@ -457,6 +474,9 @@ func (s *sock) close() {
 
 // alive reports whether an idle socket can still be used (see alive).
 func (s *sock) alive() bool {
+	if s.eof || s.dirty {
+		return false
+	}
 	var b [1]byte
 	_, _, err := syscall.Recvfrom(s.fd, b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 	return err == syscall.EAGAIN

@@ -14,7 +14,9 @@ type sock struct{}
 
 func eventLoops() error { return errors.New("no event loop on " + runtime.GOOS) }
 
-func (t *Transport) dialSock(context.Context, string) (*sock, error) { return nil, eventLoops() }
+func ringLoops() error { return eventLoops() }
+
+func (t *Transport) dialSock(context.Context, string, bool) (*sock, error) { return nil, eventLoops() }
 
 func (s *sock) write(*Exchange, []byte) (int, error) { return 0, eventLoops() }
 func (s *sock) receive(*Exchange) (bool, error)      { return false, eventLoops() }

@@ -15,20 +15,21 @@ import (
 	"benchserve/record"
 )
 
-// receiver is one of the two receivers a transport test runs against.
+// receiver is one of the receivers a transport test runs against.
 type receiver struct{ name, mode string }
 
-// receivers are Go's poller and the event loop; a test runs each as a
-// subtest, the event loop's skipped off Linux.
+// receivers are Go's poller, the event loop, and the event loop reading
+// through io_uring (the epoll loop where io_uring does not serve); a test
+// runs each as a subtest, the event loop's skipped off Linux.
 func receivers() []receiver {
-	return []receiver{{"poller", ReceivePoller}, {"events", ReceiveEvents}}
+	return []receiver{{"poller", ReceivePoller}, {"events", ReceiveEvents}, {"uring", ReceiveUring}}
 }
 
 // run runs f against each receiver.
 func run(t *testing.T, f func(t *testing.T, rc receiver)) {
 	for _, rc := range receivers() {
 		t.Run(rc.name, func(t *testing.T) {
-			if rc.mode == ReceiveEvents && runtime.GOOS != "linux" {
+			if rc.mode != ReceivePoller && runtime.GOOS != "linux" {
 				t.Skip("the event loop is Linux's")
 			}
 			f(t, rc)

@@ -7,7 +7,9 @@
 // or not) and hands a 200's body on as timed lines or whole. Two receivers
 // move the bytes in: Go's poller (a blocking read per request, with the
 // kernel's receive times through wire/netstamp) and, on Linux, an event
-// loop (epoll, one recvmsg per ready socket). Options.Receive chooses.
+// loop (epoll, one recvmsg per ready socket), whose sockets may read
+// through io_uring instead (one io_uring_enter for many sockets' reads).
+// Options.Receive chooses.
 package http1
 
 import (
@@ -41,8 +43,8 @@ type Options struct {
 	// Proxy chooses a forward proxy per server (nil: none); see route.
 	Proxy netproxy.Func
 	// Receive chooses the receiver of plain-HTTP responses: ReceiveAuto
-	// (or ""), ReceiveEvents or ReceivePoller. https always reads through
-	// Go's poller.
+	// (or ""), ReceiveUring, ReceiveEvents or ReceivePoller. https always
+	// reads through Go's poller.
 	Receive string
 	// Dial, when set, opens every connection (a net.Pipe's end, say, so
 	// that a test runs the whole client in memory); connections then read
@@ -54,10 +56,16 @@ type Options struct {
 // The receivers of Options.Receive.
 const (
 	// ReceiveAuto is the event loop on Linux, where it starts, and Go's
-	// poller elsewhere.
+	// poller elsewhere. (Not ReceiveUring: it costs less CPU a chunk, but
+	// under overload its first tokens were timed later; docs/performance.md,
+	// "io_uring (issue 33)".)
 	ReceiveAuto = "auto"
-	// ReceiveEvents is the event loop; a request fails where there is
-	// none.
+	// ReceiveUring is the event loop reading through io_uring (Linux 6.1
+	// and later, io_uring enabled); where io_uring does not serve, the
+	// event loop reading with epoll and recvmsg.
+	ReceiveUring = "uring"
+	// ReceiveEvents is the event loop, reading with epoll and recvmsg; a
+	// request fails where there is none.
 	ReceiveEvents = "events"
 	// ReceivePoller is Go's poller.
 	ReceivePoller = "poller"
@@ -69,10 +77,31 @@ func CheckReceive(s string) error {
 	switch s {
 	case "", ReceiveAuto, ReceivePoller:
 		return nil
-	case ReceiveEvents:
+	case ReceiveEvents, ReceiveUring:
 		return eventLoops()
 	}
-	return fmt.Errorf("unknown receiver %q (choose auto, events or poller)", s)
+	return fmt.Errorf("unknown receiver %q (choose auto, uring, events or poller)", s)
+}
+
+// Receiver names the receiver that plain-HTTP responses read through
+// with Options.Receive set to receive, here: ReceiveUring,
+// ReceiveEvents or ReceivePoller, and, when io_uring was wanted but does
+// not serve, why.
+func Receiver(receive string) (name, why string) {
+	switch receive {
+	case ReceivePoller:
+		return ReceivePoller, ""
+	case ReceiveUring:
+		if err := ringLoops(); err != nil {
+			why = err.Error()
+		} else {
+			return ReceiveUring, ""
+		}
+	}
+	if eventLoops() != nil {
+		return ReceivePoller, why
+	}
+	return ReceiveEvents, why
 }
 
 // TLSConfig is the TLS configuration for --cacert and --insecure: servers
@@ -179,13 +208,16 @@ func (t *Transport) eventsFor(key string) (bool, error) {
 		return false, nil
 	}
 	if err := eventLoops(); err != nil {
-		if t.receive == ReceiveEvents {
+		if t.receive == ReceiveEvents || t.receive == ReceiveUring {
 			return false, err
 		}
 		return false, nil
 	}
 	return true, nil
 }
+
+// ringFor reports whether the event loop's sockets read through io_uring.
+func (t *Transport) ringFor() bool { return t.receive == ReceiveUring && ringLoops() == nil }
 
 // get returns a kept connection to key, or dials a new one (always when
 // fresh is set), of the event loop's when events is set.
@@ -207,7 +239,7 @@ func (t *Transport) get(ctx context.Context, key string, fresh, events bool) (c 
 		k.c.close()
 	}
 	if events {
-		s, err := t.dialSock(ctx, key)
+		s, err := t.dialSock(ctx, key, t.ringFor())
 		if err != nil {
 			return nil, false, err
 		}

@@ -63,7 +63,7 @@ func TestReceiverCarriesPlainHTTP(t *testing.T) {
 			t.Fatalf("%+v", h.rec)
 		}
 		all, socks := idleCount(tr)
-		want := map[string]int{ReceivePoller: 0, ReceiveEvents: 1}[rc.mode]
+		want := map[string]int{ReceivePoller: 0, ReceiveEvents: 1, ReceiveUring: 1}[rc.mode]
 		if all != 1 || socks != want {
 			t.Errorf("%d kept connections, %d of them the event loop's; want 1, %d", all, socks, want)
 		}
