@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"benchserve/internal/py/pyjson"
@@ -18,21 +19,25 @@ type Writer struct {
 	mu   sync.Mutex
 	f    *os.File
 	w    *bufio.Writer
-	buf  []byte
 	last time.Time
 	err  error
 	// run is the run's start, written in every line (benchmark_start_unix)
 	// so that the runs of a file several append to can be told apart.
-	run []byte
+	run atomic.Pointer[[]byte]
 	// urls: each line says which --base-url its request went to.
-	urls bool
+	urls atomic.Bool
 }
+
+// lines are the buffers lines are made in, outside the lock: many
+// requests end at once on as many processors, and only the copy into the
+// file's buffer is one at a time.
+var lines = sync.Pool{New: func() any { return new([]byte) }}
 
 // IndexURLs makes each line end with the record's "url" index: for a run
 // of several --base-url (with one, the lines stay as they were).
 func (w *Writer) IndexURLs() {
 	if w != nil {
-		w.urls = true
+		w.urls.Store(true)
 	}
 }
 
@@ -58,9 +63,8 @@ func (w *Writer) StartRun(start time.Time) {
 	if w == nil {
 		return
 	}
-	w.mu.Lock()
-	w.run = pyjson.AppendFloat(w.run[:0], float64(start.UnixNano())/1e9)
-	w.mu.Unlock()
+	run := pyjson.AppendFloat(nil, float64(start.UnixNano())/1e9)
+	w.run.Store(&run)
 }
 
 // Write appends rec; the buffer goes to the file at least once a second.
@@ -68,13 +72,24 @@ func (w *Writer) Write(rec *Record) {
 	if w == nil {
 		return
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = appendLine(w.buf[:0], rec, w.run)
-	if w.urls {
-		w.buf = appendURL(w.buf, rec)
+	var run []byte
+	if p := w.run.Load(); p != nil {
+		run = *p
 	}
-	w.put(w.buf)
+	bp := lines.Get().(*[]byte)
+	b := appendLine((*bp)[:0], rec, run)
+	if w.urls.Load() {
+		b = appendURL(b, rec)
+	}
+	w.mu.Lock()
+	defer func() {
+		w.mu.Unlock()
+		if cap(b) <= 64<<10 {
+			*bp = b
+			lines.Put(bp)
+		}
+	}()
+	w.put(b)
 	if time.Since(w.last) >= time.Second {
 		w.last = time.Now()
 		if err := w.w.Flush(); err != nil && w.err == nil {
