@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"benchserve/internal/audiofile"
-	"benchserve/internal/clock"
 )
 
 // /v1/audio/speech outside the engine: a reply's audio lasts
@@ -100,7 +99,7 @@ func (s *Server) speech(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Type", "audio/wav")
 	}
 	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
+	pw := s.paced(w, r, rec)
 	var b []byte
 	if !sse && q.ResponseFormat != "pcm" {
 		b = audiofile.AppendWAVHeader(b, speechRate, 1, bytes)
@@ -130,26 +129,13 @@ func (s *Server) speech(w http.ResponseWriter, r *http.Request) {
 		}
 		// The chunk leaves when its audio's end is due at the factor.
 		due := at.Add(time.Duration(float64(min(time.Duration(k)*speechChunk, audio)) / s.cfg.SpeechRTF))
-		// clock.WaitUntil: a timer would leave about a millisecond late.
-		if !clock.WaitUntil(r.Context(), due) {
-			rec.err, rec.finish, rec.cancelled = "the client closed the connection", "", s.since(time.Now())
-			s.truth.add(rec)
+		if !pw.wait(due) {
 			return
 		}
-		w0 := time.Now()
-		_, err := w.Write(b)
-		if err == nil {
-			err = rc.Flush()
-		}
-		t := time.Now()
-		if err != nil {
-			rec.err, rec.finish = "writing the reply: "+err.Error(), ""
+		if !pw.send(b, 1) {
 			break
 		}
-		rec.chunk(s.since(t), 1, int64(t.Sub(w0)))
-		rec.completionTokens++
 		b = b[:0]
 	}
-	rec.end = s.since(time.Now())
-	s.truth.add(rec)
+	pw.end()
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"benchserve/internal/audiofile"
-	"benchserve/internal/clock"
 )
 
 // /v1/audio/transcriptions outside the engine: a file of S seconds of
@@ -88,19 +87,10 @@ func (s *Server) transcription(w http.ResponseWriter, r *http.Request) {
 	default:
 		h.Set("Content-Type", "application/json")
 	}
-	rc := http.NewResponseController(w)
-	// clock.WaitUntil: a timer would leave about a millisecond late.
-	wait := func(due time.Time) bool {
-		if clock.WaitUntil(r.Context(), due) {
-			return true
-		}
-		rec.err, rec.finish, rec.cancelled = "the client closed the connection", "", s.since(time.Now())
-		s.truth.add(rec)
-		return false
-	}
+	pw := s.paced(w, r, rec)
 	rec.finish = "stop"
 	if !q.stream {
-		if !wait(at.Add(took)) {
+		if !pw.wait(at.Add(took)) {
 			return
 		}
 		var b []byte
@@ -115,17 +105,10 @@ func (s *Server) transcription(w http.ResponseWriter, r *http.Request) {
 		s.closing.Add(1)
 		defer s.closing.Add(-1)
 		w.WriteHeader(http.StatusOK)
-		w0 := time.Now()
-		if _, err := w.Write(b); err != nil {
-			rec.err, rec.finish = "writing the reply: "+err.Error(), ""
-		} else {
-			t := time.Now()
-			rec.chunk(s.since(t), words, int64(t.Sub(w0)))
-			rec.completionTokens = words
+		if pw.send(b, words) {
 			s.eng.stats.genTokens.Add(uint64(words))
 		}
-		rec.end = s.since(time.Now())
-		s.truth.add(rec)
+		pw.end()
 		return
 	}
 	w.WriteHeader(http.StatusOK)
@@ -142,26 +125,16 @@ func (s *Server) transcription(w http.ResponseWriter, r *http.Request) {
 			s.closing.Add(1)
 			defer s.closing.Add(-1)
 		}
-		if !wait(at.Add(took * time.Duration(k) / time.Duration(words))) {
+		if !pw.wait(at.Add(took * time.Duration(k) / time.Duration(words))) {
 			return
 		}
-		w0 := time.Now()
-		_, err := w.Write(b)
-		if err == nil {
-			err = rc.Flush()
-		}
-		t := time.Now()
-		if err != nil {
-			rec.err, rec.finish = "writing the reply: "+err.Error(), ""
+		if !pw.send(b, 1) {
 			break
 		}
-		rec.chunk(s.since(t), 1, int64(t.Sub(w0)))
-		rec.completionTokens++
 		s.eng.stats.genTokens.Add(1)
 		b = b[:0]
 	}
-	rec.end = s.since(time.Now())
-	s.truth.add(rec)
+	pw.end()
 }
 
 // transcriptionForm is what the simulator reads of the form.

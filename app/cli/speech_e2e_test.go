@@ -55,27 +55,7 @@ func TestSpeechAgainstSimTruth(t *testing.T) {
 					Chunks       [][3]float64 `json:"chunks"`
 				} `json:"requests"`
 			}](t, base+"/sim/truth")
-			type rec struct {
-				ID           string  `json:"id"`
-				Success      bool    `json:"success"`
-				Latency      float64 `json:"latency"`
-				TTFT         float64 `json:"ttft"`
-				AudioBytes   int     `json:"audio_bytes"`
-				AudioSeconds float64 `json:"audio_seconds"`
-			}
-			byID := map[string]rec{}
-			f, err := os.Open(recs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			sc := bufio.NewScanner(f)
-			for sc.Scan() {
-				var r rec
-				if json.Unmarshal(sc.Bytes(), &r) == nil && r.ID != "" {
-					byID[r.ID] = r
-				}
-			}
+			byID := audioRecords(t, recs)
 			if len(truth.Requests) != 6 || len(byID) != 6 {
 				t.Fatalf("%d truth records, %d client records", len(truth.Requests), len(byID))
 			}
@@ -103,19 +83,7 @@ func TestSpeechAgainstSimTruth(t *testing.T) {
 				rtfClient += secs / r.Latency / 6
 				rtfTrue += secs / (tr.End - tr.Arrival) / 6
 			}
-			data, _ := os.ReadFile(out)
-			var res struct {
-				Bytes int     `json:"total_audio_bytes"`
-				Secs  float64 `json:"total_audio_s"`
-				RTF   float64 `json:"mean_rtf"`
-			}
-			line := strings.ReplaceAll(strings.TrimSpace(string(data)), "Infinity", "null")
-			if err := json.Unmarshal([]byte(line), &res); err != nil {
-				t.Fatal(err)
-			}
-			if res.Bytes != wantBytes || math.Abs(res.Secs-wantSecs) > 1e-6 || math.Abs(res.RTF-rtfClient) > 1e-6 {
-				t.Errorf("result %+v, want %d bytes, %v s, mean RTF %v", res, wantBytes, wantSecs, rtfClient)
-			}
+			res := checkAudioResult(t, out, wantBytes, wantSecs, rtfClient)
 			t.Logf("%s: max E2E error %.3f ms; mean RTF %.3f (truth %.3f, configured %v)", mode, errMax*1000, res.RTF, rtfTrue, cfg.SpeechRTF)
 			if testenv.SlowOn(t) {
 				// Real time on a shared machine: loose, as TestEndToEndAgainstSimTruth.
@@ -125,4 +93,56 @@ func TestSpeechAgainstSimTruth(t *testing.T) {
 			}
 		})
 	}
+}
+
+// audioRec is what the audio tests read of a record line.
+type audioRec struct {
+	ID           string  `json:"id"`
+	Success      bool    `json:"success"`
+	Latency      float64 `json:"latency"`
+	OutputLen    int     `json:"output_len"`
+	AudioBytes   int     `json:"audio_bytes"`
+	AudioSeconds float64 `json:"audio_seconds"`
+}
+
+// audioRecords reads a record file's lines by request id.
+func audioRecords(t *testing.T, path string) map[string]audioRec {
+	t.Helper()
+	byID := map[string]audioRec{}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r audioRec
+		if json.Unmarshal(sc.Bytes(), &r) == nil && r.ID != "" {
+			byID[r.ID] = r
+		}
+	}
+	return byID
+}
+
+// audioResult is the result line's audio keys.
+type audioResult struct {
+	Bytes int     `json:"total_audio_bytes"`
+	Secs  float64 `json:"total_audio_s"`
+	RTF   float64 `json:"mean_rtf"`
+}
+
+// checkAudioResult reads the result line's audio keys and checks them
+// against the records' sums and mean real-time factor.
+func checkAudioResult(t *testing.T, out string, bytes int, secs, rtf float64) audioResult {
+	t.Helper()
+	data, _ := os.ReadFile(out)
+	var res audioResult
+	line := strings.ReplaceAll(strings.TrimSpace(string(data)), "Infinity", "null")
+	if err := json.Unmarshal([]byte(line), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Bytes != bytes || math.Abs(res.Secs-secs) > 1e-6 || math.Abs(res.RTF-rtf) > 1e-6 {
+		t.Errorf("result %+v, want %d bytes, %v s, mean RTF %v", res, bytes, secs, rtf)
+	}
+	return res
 }

@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"bufio"
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,27 +54,7 @@ func TestTranscriptionAgainstSimTruth(t *testing.T) {
 					Chunks           [][3]float64 `json:"chunks"`
 				} `json:"requests"`
 			}](t, base+"/sim/truth")
-			type rec struct {
-				ID           string  `json:"id"`
-				Success      bool    `json:"success"`
-				Latency      float64 `json:"latency"`
-				OutputLen    int     `json:"output_len"`
-				AudioBytes   int     `json:"audio_bytes"`
-				AudioSeconds float64 `json:"audio_seconds"`
-			}
-			byID := map[string]rec{}
-			f, err := os.Open(recs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			sc := bufio.NewScanner(f)
-			for sc.Scan() {
-				var r rec
-				if json.Unmarshal(sc.Bytes(), &r) == nil && r.ID != "" {
-					byID[r.ID] = r
-				}
-			}
+			byID := audioRecords(t, recs)
 			if len(truth.Requests) != 6 || len(byID) != 6 {
 				t.Fatalf("%d truth records, %d client records", len(truth.Requests), len(byID))
 			}
@@ -103,19 +80,7 @@ func TestTranscriptionAgainstSimTruth(t *testing.T) {
 				errMax = max(errMax, math.Abs(r.Latency-(tr.End-tr.Arrival)))
 				rtfClient += r.AudioSeconds / r.Latency / 6
 			}
-			data, _ := os.ReadFile(out)
-			var res struct {
-				Bytes int     `json:"total_audio_bytes"`
-				Secs  float64 `json:"total_audio_s"`
-				RTF   float64 `json:"mean_rtf"`
-			}
-			line := strings.ReplaceAll(strings.TrimSpace(string(data)), "Infinity", "null")
-			if err := json.Unmarshal([]byte(line), &res); err != nil {
-				t.Fatal(err)
-			}
-			if res.Bytes != wantBytes || math.Abs(res.Secs-wantSecs) > 1e-6 || math.Abs(res.RTF-rtfClient) > 1e-6 {
-				t.Errorf("result %+v, want %d bytes, %v s, mean RTF %v", res, wantBytes, wantSecs, rtfClient)
-			}
+			res := checkAudioResult(t, out, wantBytes, wantSecs, rtfClient)
 			t.Logf("%s: max E2E error %.3f ms; mean RTF %.3f (configured %v)", mode, errMax*1000, res.RTF, cfg.TranscriptionRTF)
 			if testenv.SlowOn(t) {
 				// Real time on a shared machine: loose, as TestSpeechAgainstSimTruth.
