@@ -40,6 +40,9 @@ type Options struct {
 	// Throughput run: requests, concurrency and output length against the
 	// instant preset; Requests 0 skips it.
 	ThroughputRequests, ThroughputConcurrency, ThroughputOutputLen int
+	// ThroughputProcs, when set, runs the throughput run once per value,
+	// the client's GOMAXPROCS, for the scaling across cores.
+	ThroughputProcs []int
 	// Scale points: for each of ScaleStreams, that many requests at once,
 	// of ScaleOutputLen tokens, against the matrix's simulator; none skips
 	// them. The per-stream memory is the slope from the smallest to the
@@ -90,10 +93,12 @@ type Matched struct {
 // against a one-request run (see marginal).
 type Throughput struct {
 	Requests, Concurrency, OutputLen int
-	TokensPerSec, CPUMicrosPerToken  float64
-	OutputTokens                     int
-	CPUSeconds, MarginalCPU          float64
-	PeakRSSMB, PeakAnonMB            float64
+	// Procs is the client's GOMAXPROCS (0: the machine's default).
+	Procs                           int
+	TokensPerSec, CPUMicrosPerToken float64
+	OutputTokens                    int
+	CPUSeconds, MarginalCPU         float64
+	PeakRSSMB, PeakAnonMB           float64
 }
 
 // Scale is the scale point's outcome: Streams requests sent at once. Err
@@ -132,6 +137,14 @@ func (o Options) Check() error {
 	}
 	if len(counts) > 0 && o.ScaleOutputLen < 1 {
 		return fmt.Errorf("--scale-output-len must be at least 1, got %d", o.ScaleOutputLen)
+	}
+	for _, n := range o.ThroughputProcs {
+		if n < 1 || n > 1024 {
+			return fmt.Errorf("--throughput-procs: each GOMAXPROCS must be 1 to 1024, got %d", n)
+		}
+	}
+	if len(o.ThroughputProcs) > 0 && o.ThroughputRequests <= 0 {
+		return errors.New("--throughput-procs needs the throughput run (--throughput-requests above 0)")
 	}
 	return nil
 }
@@ -244,13 +257,54 @@ func throughputRun(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	t, err := throughput(ctx, o, sim, base)
+	if len(o.ThroughputProcs) > 0 {
+		return scaling(ctx, o, sim, base)
+	}
+	t, err := throughput(ctx, o, sim, base, 0)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(o.Out, "\nThroughput (instant preset, %d requests, concurrency %d, %d output tokens; a one-request run took %.3f s of client CPU):\n\n", t.Requests, t.Concurrency, t.OutputLen, base)
 	writeThroughput(o.Out, t)
 	return nil
+}
+
+// scaling runs the throughput run once per GOMAXPROCS of the client and
+// prints them side by side, with the scaling efficiency (CPU per token at
+// the fewest processors over that at each) and the cores a client would
+// need for 2M output tokens/s at each one's CPU per token.
+func scaling(ctx context.Context, o Options, sim *simProc, base float64) error {
+	var ts []Throughput
+	for _, n := range o.ThroughputProcs {
+		t, err := throughput(ctx, o, sim, base, n)
+		if err != nil {
+			return err
+		}
+		ts = append(ts, t)
+	}
+	fmt.Fprintf(o.Out, "\nThroughput by the client's GOMAXPROCS (instant preset, %d requests, concurrency %d, %d output tokens; the simulator runs on the same machine, so tokens/s is bounded by the cores left to the client):\n\n",
+		ts[0].Requests, ts[0].Concurrency, ts[0].OutputLen)
+	writeScaling(o.Out, ts)
+	return nil
+}
+
+// tokensForCores is the output rate the projection asks cores for.
+const tokensForCores = 2e6
+
+func writeScaling(w io.Writer, ts []Throughput) {
+	fmt.Fprintln(w, "| GOMAXPROCS | output tokens/s | client CPU µs per output token (in-run) | marginal | tokens per client CPU-second | scaling efficiency | cores for 2M tokens/s | client peak RssAnon (MB) |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, t := range ts {
+		perCore, eff, cores := "—", "—", "—"
+		if t.CPUMicrosPerToken > 0 {
+			perCore = fmt.Sprintf("%.0f", 1e6/t.CPUMicrosPerToken)
+			cores = fmt.Sprintf("%.1f", tokensForCores*t.CPUMicrosPerToken/1e6)
+			if ts[0].CPUMicrosPerToken > 0 {
+				eff = fmt.Sprintf("%.0f%%", 100*ts[0].CPUMicrosPerToken/t.CPUMicrosPerToken)
+			}
+		}
+		fmt.Fprintf(w, "| %d | %.0f | %.3f | %s | %s | %s | %s | %s |\n", t.Procs, t.TokensPerSec, t.CPUMicrosPerToken, fixed(t.MarginalCPU, 3), perCore, eff, cores, memCell(t.PeakAnonMB))
+	}
 }
 
 // startup runs the client once with one request of outLen tokens (with a
@@ -360,9 +414,20 @@ func scale(ctx context.Context, o Options, sim *simProc, n int, base float64) Sc
 	return sc
 }
 
-func throughput(ctx context.Context, o Options, sim *simProc, base float64) (Throughput, error) {
-	t := Throughput{Requests: o.ThroughputRequests, Concurrency: o.ThroughputConcurrency, OutputLen: o.ThroughputOutputLen}
-	res, ru, err := client(ctx, o, sim.url, filepath.Join(o.Dir, "throughput.jsonl"),
+// throughput runs the throughput run, with the client's GOMAXPROCS at
+// procs (0: its default).
+func throughput(ctx context.Context, o Options, sim *simProc, base float64, procs int) (Throughput, error) {
+	t := Throughput{Requests: o.ThroughputRequests, Concurrency: o.ThroughputConcurrency, OutputLen: o.ThroughputOutputLen, Procs: procs}
+	var env []string
+	out, err := os.CreateTemp(o.Dir, "throughput-*.jsonl") // a file of its own for each run
+	if err != nil {
+		return t, err
+	}
+	out.Close()
+	if procs > 0 {
+		env = []string{"GOMAXPROCS=" + strconv.Itoa(procs)}
+	}
+	res, ru, err := clientEnv(ctx, o, env, sim.url, out.Name(),
 		"--num-prompts", strconv.Itoa(t.Requests), "--max-concurrency", strconv.Itoa(t.Concurrency),
 		"--random-output-len", strconv.Itoa(t.OutputLen))
 	if err != nil {
@@ -390,10 +455,18 @@ func num(res map[string]any, key string) int {
 // client runs one benchserve process against url and returns its result
 // line and resource usage.
 func client(ctx context.Context, o Options, url, out string, extra ...string) (map[string]any, usage, error) {
+	return clientEnv(ctx, o, nil, url, out, extra...)
+}
+
+// clientEnv is client with env added to the process's environment.
+func clientEnv(ctx context.Context, o Options, env []string, url, out string, extra ...string) (map[string]any, usage, error) {
 	args := append([]string{"--backend", o.Backend, "--base-url", url, "--dataset-name", "random-ids",
 		"--random-input-len", "128", "--random-range-ratio", "1", "--warmup-requests", "0",
 		"--disable-tqdm", "--output-file", out}, extra...)
 	cmd := exec.CommandContext(ctx, o.Exe, args...)
+	if env != nil {
+		cmd.Env = append(cmd.Environ(), env...)
+	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	cmd.Stdout = io.Discard

@@ -215,3 +215,27 @@ func TestMatchedShowsVerdict(t *testing.T) {
 		}
 	}
 }
+
+// The scaling table: per processor count, tokens per client CPU-second,
+// the efficiency against the first row (its CPU per token over this
+// row's) and the cores 2M tokens/s would take at this row's cost.
+func TestCalibrateScalingTable(t *testing.T) {
+	var b strings.Builder
+	writeScaling(&b, []Throughput{
+		{Procs: 1, TokensPerSec: 150000, CPUMicrosPerToken: 4, MarginalCPU: 3.5, PeakAnonMB: 30},
+		{Procs: 2, TokensPerSec: 240000, CPUMicrosPerToken: 5, MarginalCPU: 4.5, PeakAnonMB: 31},
+	})
+	for _, want := range []string{
+		"| 1 | 150000 | 4.000 | 3.500 | 250000 | 100% | 8.0 | 30.0 |",
+		"| 2 | 240000 | 5.000 | 4.500 | 200000 | 80% | 10.0 | 31.0 |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no row %q in:\n%s", want, b.String())
+		}
+	}
+	for _, o := range []Options{{ThroughputProcs: []int{0}, ThroughputRequests: 1}, {ThroughputProcs: []int{2}}} {
+		if err := o.Check(); err == nil || !strings.Contains(err.Error(), "--throughput-procs") {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+}

@@ -30,6 +30,16 @@ func calibrateBackends() []string {
 	})
 }
 
+// optInts is an optional list of ints (nil when not given).
+func optInts(v any) []int {
+	l, _ := v.([]any)
+	var out []int
+	for _, x := range l {
+		out = append(out, x.(int))
+	}
+	return out
+}
+
 // calibrateDefault is vLLM's completions backend.
 func calibrateDefault() string {
 	return backend.NamesOf(func(s backend.Spec) bool { return s.VLLM && !s.Chat && !s.Embedding })[0]
@@ -51,6 +61,8 @@ func CalibrateMain(ctx context.Context, args []string, pio IO) int {
 	g.Add(argparse.Option{Name: "--throughput-requests", Type: argparse.Int, Default: 2500, Help: "Requests of the throughput run (0 skips it)."})
 	g.Add(argparse.Option{Name: "--throughput-concurrency", Type: argparse.Int, Default: 256, Help: "Concurrency of the throughput run."})
 	g.Add(argparse.Option{Name: "--throughput-output-len", Type: argparse.Int, Default: 96, Help: "Output tokens per request of the throughput run."})
+	g.Add(argparse.Option{Name: "--throughput-procs", Type: argparse.Int, Nargs: argparse.OneOrMore, Metavar: "N",
+		Help: "Run the throughput run once per N, the client's GOMAXPROCS, and print the scaling across cores (e.g. 1 2)."})
 	ns, err := parseArgs(p, args, pio.columns())
 	if err != nil {
 		code, _ := parseOutcome(err, pio)
@@ -77,6 +89,7 @@ func CalibrateMain(ctx context.Context, args []string, pio IO) int {
 		ThroughputRequests:    ns.Get("throughput_requests").(int),
 		ThroughputConcurrency: ns.Get("throughput_concurrency").(int),
 		ThroughputOutputLen:   ns.Get("throughput_output_len").(int),
+		ThroughputProcs:       optInts(ns.Get("throughput_procs")),
 		Out:                   pio.Stdout,
 	}
 	if err := opts.Check(); err != nil {
