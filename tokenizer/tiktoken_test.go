@@ -381,9 +381,15 @@ func TestRanksTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		table.once.Do(table.build)
 		t.Logf("%s: %d ranks indexed in %v", base.name, len(table.off)-1, time.Since(start).Round(time.Millisecond))
 		if len(table.off)-1 != base.vocab {
 			t.Errorf("%s: %d pieces, want %d", base.name, len(table.off)-1, base.vocab)
+		}
+		for i := range base.vocab {
+			if p := table.all[table.off[i]:table.off[i+1]]; p != table.piece(i) {
+				t.Fatalf("%s: id %d: %q from the offsets, %q from the marks", base.name, i, p, table.piece(i))
+			}
 		}
 		for i := range base.vocab {
 			if r, ok := table.rank(table.piece(i)); !ok || int(r) != i {
@@ -490,15 +496,26 @@ func TestRanksMatchPackage(t *testing.T) {
 	}
 }
 
-// BenchmarkRanksTable is the work of an encoding's first Load.
+// BenchmarkRanksTable is the work of an encoding's first Load (load) and
+// of its first encode (index).
 func BenchmarkRanksTable(b *testing.B) {
 	for _, e := range []*encoding{o200kBase, cl100kBase} {
-		b.Run(e.name, func(b *testing.B) {
+		b.Run(e.name+"/load", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := newRankTable(e.data, e.vocab); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+		b.Run(e.name+"/index", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				t, err := newRankTable(e.data, e.vocab)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t.build()
 			}
 		})
 	}
