@@ -382,14 +382,22 @@ func TestRanksTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		table.once.Do(table.build)
-		t.Logf("%s: %d ranks indexed in %v", base.name, len(table.off)-1, time.Since(start).Round(time.Millisecond))
-		if len(table.off)-1 != base.vocab {
-			t.Errorf("%s: %d pieces, want %d", base.name, len(table.off)-1, base.vocab)
+		t.Logf("%s: %d ranks indexed in %v", base.name, table.n, time.Since(start).Round(time.Millisecond))
+		used, end := 0, 0
+		for _, e := range table.index {
+			if e != 0 {
+				used++
+			}
+		}
+		if used != base.vocab {
+			t.Errorf("%s: %d entries, want %d", base.name, used, base.vocab)
 		}
 		for i := range base.vocab {
-			if p := table.all[table.off[i]:table.off[i+1]]; p != table.piece(i) {
-				t.Fatalf("%s: id %d: %q from the offsets, %q from the marks", base.name, i, p, table.piece(i))
+			p := table.piece(i)
+			if table.all[end:end+len(p)] != p {
+				t.Fatalf("%s: id %d: %q from the marks, %q from the lengths", base.name, i, p, table.all[end:end+len(p)])
 			}
+			end += len(p)
 		}
 		for i := range base.vocab {
 			if r, ok := table.rank(table.piece(i)); !ok || int(r) != i {
