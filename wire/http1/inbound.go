@@ -131,6 +131,10 @@ func (in *inbound) feedHead(b []byte) (int, error) {
 	if resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
 		return used, nil // an informational 1xx: the real response follows
 	}
+	// The body is decoded here, not by the reader ReadResponse made for
+	// it (with its bufio.Reader): at thousands of streams in flight,
+	// 250 bytes each.
+	resp.Body = http.NoBody
 	in.resp = resp
 	switch {
 	case isChunked(resp):
