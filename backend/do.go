@@ -54,7 +54,7 @@ func putScratch(cn *scratch) {
 	if cap(cn.p.chunkLens) > keepBuffer/4 {
 		cn.p.chunkLens = nil
 	}
-	cn.p = parser{text: cn.p.text, chunk: cn.p.chunk, cacheRaw: cn.p.cacheRaw, tmpl: cn.p.tmpl, itl: cn.p.itl, chunkLens: cn.p.chunkLens, audioHead: cn.p.audioHead}
+	cn.p = parser{text: cn.p.text, chunk: cn.p.chunk, cacheRaw: cn.p.cacheRaw, tmpl: cn.p.tmpl, itl: cn.p.itl, chunkLens: cn.p.chunkLens, audioHead: cn.p.audioHead, ev: cn.p.ev}
 	cn.c, cn.in, cn.then, cn.send, cn.noQuick = nil, nil, nil, http1.Send{}, false
 	scratches.Put(cn)
 }

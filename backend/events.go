@@ -57,7 +57,10 @@ func (f *eventFields) pick(k []byte, v jsonscan.Value) {
 
 // event reads a Responses or Messages document by its "type".
 func (p *parser) event(b []byte, at time.Time) error {
-	p.ev = eventFields{}
+	if p.ev == nil {
+		p.ev = new(eventFields)
+	}
+	*p.ev = eventFields{}
 	v, err := jsonscan.ParseObject(b, p.ev.pick)
 	if err != nil {
 		return err
@@ -65,7 +68,7 @@ func (p *parser) event(b []byte, at time.Time) error {
 	if v.Kind != jsonscan.Object {
 		return fmt.Errorf("expected a JSON object, got %s", v.Kind)
 	}
-	if err := p.eventError(&p.ev, v); err != nil {
+	if err := p.eventError(p.ev, v); err != nil {
 		return err
 	}
 	if p.ev.seq.Kind != jsonscan.Invalid {

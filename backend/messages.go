@@ -79,7 +79,7 @@ func anthropicImage(b []byte, img string) []byte {
 }
 
 func (p *parser) messagesEvent(t []byte, v jsonscan.Value, at time.Time) error {
-	f := &p.ev
+	f := p.ev
 	switch string(t) {
 	case "content_block_delta":
 		p.blockIndex(f.index, false)

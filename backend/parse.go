@@ -73,9 +73,9 @@ type parser struct {
 	noQuick bool           // tests: parse every chunk in full
 
 	// The members of the document being read, for the protocol's hooks:
-	// f of an OpenAI-like one, ev of an event.
+	// f of an OpenAI-like one, ev of an event (made on the first).
 	f  fields
-	ev eventFields
+	ev *eventFields
 
 	// The stream integrity check (record.Integrity): the problems found,
 	// whether a finish reason came, whether the request asked for several

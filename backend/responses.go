@@ -80,7 +80,7 @@ func messageItems(msgs []byte) []byte {
 }
 
 func (p *parser) responsesEvent(t []byte, v jsonscan.Value, at time.Time) error {
-	f := &p.ev
+	f := p.ev
 	switch string(t) {
 	case "response.output_text.delta", "response.refusal.delta":
 		return p.delta(f.delta, false, at)

@@ -111,16 +111,20 @@ func skipRest(recs []record.Record, k int) {
 // round before them failed (skipRest), and counts them: they are neither
 // requests of the run nor its failures.
 func skippedRounds(recs []record.Record) (kept []record.Record, n int) {
-	kept = recs[:0:0]
-	for _, rec := range recs {
-		if !rec.Sent && rec.Error != "" {
+	skipped := func(rec *record.Record) bool { return !rec.Sent && rec.Error != "" }
+	for i := range recs {
+		if skipped(&recs[i]) {
 			n++
-			continue
 		}
-		kept = append(kept, rec)
 	}
 	if n == 0 {
-		return recs, 0
+		return recs, 0 // no copy: at 10,000 streams the records are tens of MB
+	}
+	kept = make([]record.Record, 0, len(recs)-n)
+	for i := range recs {
+		if !skipped(&recs[i]) {
+			kept = append(kept, recs[i])
+		}
 	}
 	return kept, n
 }

@@ -274,15 +274,21 @@ const maxPreconnect = 16384
 // completedOnly keeps the records of requests that were sent and not cut
 // by the interrupt, and counts the others.
 func completedOnly(recs []record.Record) (kept []record.Record, notSent, cancelled int) {
-	kept = recs[:0:0]
-	for _, rec := range recs {
+	for i := range recs {
 		switch {
-		case !rec.Sent:
+		case !recs[i].Sent:
 			notSent++
-		case rec.ErrorKind == record.KindInterrupted:
+		case recs[i].ErrorKind == record.KindInterrupted:
 			cancelled++
-		default:
-			kept = append(kept, rec)
+		}
+	}
+	if notSent+cancelled == 0 {
+		return recs, 0, 0 // no copy (see skippedRounds)
+	}
+	kept = make([]record.Record, 0, len(recs)-notSent-cancelled)
+	for i := range recs {
+		if recs[i].Sent && recs[i].ErrorKind != record.KindInterrupted {
+			kept = append(kept, recs[i])
 		}
 	}
 	return kept, notSent, cancelled

@@ -161,3 +161,16 @@ func TestMemInfo(t *testing.T) {
 		}
 	}
 }
+
+// A small build does not read the system's memory.
+func TestMemorySmallBuildNotChecked(t *testing.T) {
+	env := testEnv(1, new(bytes.Buffer))
+	asked := 0
+	env.MemAvailable = func() (float64, bool) { asked++; return 1, true }
+	if err := fitMemory(env, smallBuild-1, "--num-prompts 1", "--num-prompts"); err != nil || asked != 0 {
+		t.Errorf("a build under %d bytes: err %v, memory read %d times, want nil and 0", smallBuild, err, asked)
+	}
+	if err := fitMemory(env, smallBuild, "--num-prompts 1", "--num-prompts"); err == nil || asked != 1 {
+		t.Errorf("a build of %d bytes with 1 byte available: err %v, memory read %d times, want a refusal and 1", smallBuild, err, asked)
+	}
+}

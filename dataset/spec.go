@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"benchserve/internal/py/argparse"
 )
@@ -198,13 +199,27 @@ func NamesOf(ok func(Spec) bool) []string {
 	return out
 }
 
-// Flags are the datasets' own flags, in the table's order.
+// Flags are the datasets' own flags, in the table's order; the caller
+// must not change them. The command line's table looks each flag up here
+// at start-up, so the list is made once (again only if specs changes, as
+// in a test).
 func Flags() []Flag {
-	var out []Flag
-	for _, s := range specs {
-		out = append(out, s.Flags...)
+	flagsMade.Lock()
+	defer flagsMade.Unlock()
+	if len(flagsMade.specs) != len(specs) || len(specs) > 0 && &flagsMade.specs[0] != &specs[0] {
+		var out []Flag
+		for _, s := range specs {
+			out = append(out, s.Flags...)
+		}
+		flagsMade.specs, flagsMade.flags = specs, slices.Clip(out)
 	}
-	return out
+	return flagsMade.flags
+}
+
+var flagsMade struct {
+	sync.Mutex
+	specs []Spec
+	flags []Flag
 }
 
 // Load builds the rows of the dataset p names.

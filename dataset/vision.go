@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"benchserve/internal/vision"
 )
@@ -185,7 +186,9 @@ func visionFromConfig(pre, proc processorConfig, from string) *visionTokens {
 
 // hubRepoID is an "org/name" repo id; bare names are not tried, so that a
 // served model name like "default" is not looked up on the Hub.
-var hubRepoID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var hubRepoID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
+})
 
 // loadVision finds how the model's processor counts image tokens: from its
 // preprocessor_config.json (and processor_config.json) in the local model
@@ -202,7 +205,7 @@ func loadVision(ctx context.Context, p Params, env Env) (*visionTokens, error) {
 	case model == "":
 		return estimateVision("no model is known"), nil
 	case err == nil && st.IsDir():
-	case hubRepoID.MatchString(model) && env.Fetch != nil && !strings.Contains(model, ".."):
+	case hubRepoID().MatchString(model) && env.Fetch != nil && !strings.Contains(model, ".."):
 		read = func(name string) ([]byte, string, error) {
 			path, err := env.Fetch(ctx, "model", model, name)
 			if err != nil {

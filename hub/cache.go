@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The cache layout is huggingface_hub's:
@@ -17,7 +18,7 @@ import (
 //	  refs/<revision>                      the commit a branch or tag named
 
 // commitRE is huggingface_hub's REGEX_COMMIT_HASH.
-var commitRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
+var commitRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
 
 // repoFolder is the cache folder of a repo ("datasets--org--name").
 func repoFolder(repoType, repoID string) string {
@@ -37,7 +38,7 @@ func exists(path string) bool {
 // revision is a commit hash, or refs/<revision> names one.
 func cachedPointer(storage, revision, filename string) (string, bool) {
 	commit := revision
-	if !commitRE.MatchString(revision) {
+	if !commitRE().MatchString(revision) {
 		b, err := os.ReadFile(filepath.Join(storage, "refs", filepath.FromSlash(revision)))
 		if err != nil {
 			return "", false
@@ -134,7 +135,7 @@ func checkPath(what, p string) error {
 
 // repoIDRE follows huggingface_hub's validate_repo_id: "name" or
 // "org/name", word characters, dots and dashes.
-var repoIDRE = regexp.MustCompile(`^([\w.-]+/)?[\w.-]+$`)
+var repoIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([\w.-]+/)?[\w.-]+$`) })
 
 func checkRepo(repoType, repoID string) error {
 	switch repoType {
@@ -142,7 +143,7 @@ func checkRepo(repoType, repoID string) error {
 	default:
 		return fmt.Errorf("invalid repo type %q: want model, dataset or space", repoType)
 	}
-	if !repoIDRE.MatchString(repoID) || strings.Contains(repoID, "--") || strings.Contains(repoID, "..") {
+	if !repoIDRE().MatchString(repoID) || strings.Contains(repoID, "--") || strings.Contains(repoID, "..") {
 		return fmt.Errorf("invalid repo id %q: want \"name\" or \"org/name\"", repoID)
 	}
 	return nil

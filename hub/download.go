@@ -44,7 +44,7 @@ func (c *Client) Download(ctx context.Context, repoType, repoID, filename, revis
 	storage := filepath.Join(c.cacheDir(), repoFolder(repoType, repoID))
 
 	// A commit's files never change, so a cached one needs no request.
-	if commitRE.MatchString(revision) {
+	if commitRE().MatchString(revision) {
 		if p := pointerPath(storage, revision, filename); exists(p) {
 			return p, nil
 		}

@@ -28,6 +28,10 @@ type Server struct {
 	Base string
 	Auth http.Header
 	HTTP *http.Client
+
+	// models is /v1/models as a readiness check that polled it found it
+	// (200), for FirstModel to read instead of asking again.
+	models []byte
 }
 
 func (c *Server) get(ctx context.Context, path string, timeout time.Duration) (int, []byte, error) {
@@ -75,8 +79,11 @@ func (c *Server) WaitReady(ctx context.Context, out io.Writer, u string, timeout
 	start := time.Now()
 	last := ""
 	for {
-		status, _, err := c.Do(ctx, http.MethodGet, u, nil, c.Auth, 5*time.Second)
+		status, body, err := c.Do(ctx, http.MethodGet, u, nil, c.Auth, 5*time.Second)
 		if err == nil && status == http.StatusOK {
+			if u == c.Base+"/v1/models" {
+				c.models = body
+			}
 			fmt.Fprintf(out, "Server ready in %.1fs.\n", time.Since(start).Seconds())
 			return nil
 		}
@@ -137,12 +144,17 @@ func readyHopeless(status int, err error, auth http.Header) string {
 	return ""
 }
 
-// FirstModel returns data[0].id of GET /v1/models, "" for an empty list.
+// FirstModel returns data[0].id of GET /v1/models, "" for an empty list:
+// the answer the readiness check just had, if it polled /v1/models.
 func (c *Server) FirstModel(ctx context.Context) (string, error) {
-	status, body, err := c.get(ctx, "/v1/models", 30*time.Second)
-	if err != nil {
-		return "", errors.New(shortErr(err))
+	status, body := http.StatusOK, c.models
+	if body == nil {
+		var err error
+		if status, body, err = c.get(ctx, "/v1/models", 30*time.Second); err != nil {
+			return "", errors.New(shortErr(err))
+		}
 	}
+	c.models = nil
 	if status != http.StatusOK {
 		if hint := c.v1Hint(status); hint != "" {
 			return "", fmt.Errorf("HTTP %d: %s; %s", status, oneLine(body, 200), hint)

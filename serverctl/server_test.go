@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -188,5 +189,37 @@ func TestServerInfoOlderName(t *testing.T) {
 	ctl.Base = cur.URL
 	if a := AcceptLength(ctl.Info(context.Background())); a == nil || *a != 3 || len(seen()) != 1 || seen()[0] != "/server_info" {
 		t.Errorf("accept length %v; asked %v", a, seen())
+	}
+}
+
+// A readiness check that polled /v1/models and found it answers
+// FirstModel too: one request, not two; the next FirstModel asks again.
+func TestFirstModelFromReadiness(t *testing.T) {
+	var asked []string
+	srv := &Server{Base: "http://server.test", HTTP: &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+		asked = append(asked, r.URL.Path)
+		return answer(200, `{"object":"list","data":[{"id":"m`+strconv.Itoa(len(asked))+`"}]}`), nil
+	})}}
+	if err := srv.WaitReady(context.Background(), io.Discard, srv.Base+"/v1/models", 5); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"m1", "m2"} {
+		if m, err := srv.FirstModel(context.Background()); err != nil || m != want {
+			t.Errorf("FirstModel = %q, %v, want %s", m, err, want)
+		}
+	}
+	if want := []string{"/v1/models", "/v1/models"}; !slices.Equal(asked, want) {
+		t.Errorf("asked %v, want %v", asked, want)
+	}
+	// A readiness check of another path leaves /v1/models to FirstModel.
+	asked = nil
+	if err := srv.WaitReady(context.Background(), io.Discard, srv.Base+"/health", 5); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := srv.FirstModel(context.Background()); err != nil || m != "m2" {
+		t.Errorf("after /health: FirstModel = %q, %v, want m2", m, err)
+	}
+	if want := []string{"/health", "/v1/models"}; !slices.Equal(asked, want) {
+		t.Errorf("after /health: asked %v, want %v", asked, want)
 	}
 }

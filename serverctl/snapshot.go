@@ -69,12 +69,16 @@ func sampleOf(name string, t dto.MetricType, m *dto.Metric) metrics.Sample {
 	return x
 }
 
+// labelEscape escapes a label value; made once (building a Replacer is
+// most of its cost), on first use.
+var labelEscape = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
 // labelText is {a="x",b="y"}, labels sorted by name, values escaped as
 // the exposition format escapes them.
 func labelText(ls []*dto.LabelPair) string {
 	pairs := make([]string, 0, len(ls))
 	for _, l := range ls {
-		v := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(l.GetValue())
+		v := labelEscape.Replace(l.GetValue())
 		pairs = append(pairs, l.GetName()+`="`+v+`"`)
 	}
 	sort.Strings(pairs)

@@ -134,7 +134,7 @@ func (byteLevelDec) decodeChain(toks []string) []string {
 		n := len(b)
 		ok := true
 		for _, r := range t {
-			c, in := byteLevelByte[r]
+			c, in := byteOfLevel(r)
 			if !in {
 				ok = false
 				break

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"benchserve/internal/jsonscan"
 )
@@ -348,13 +349,15 @@ func (d *jsonDoc) unmarshal(start, end int, what string, v any) error {
 	return nil
 }
 
-// pow10 is serde_json's POW10: 1e0 … 1e308.
-var pow10 = func() (t [309]float64) {
+// pow10 is serde_json's POW10: 1e0 … 1e308, made when a tokenizer.json
+// is first read.
+var pow10 = sync.OnceValue(func() (t *[309]float64) {
+	t = new([309]float64)
 	for i := range t {
 		t[i], _ = strconv.ParseFloat("1e"+strconv.Itoa(i), 64)
 	}
 	return
-}()
+})
 
 // serdeFloat parses a JSON number as serde_json does without its
 // float_roundtrip feature (as the tokenizers library is built): at most 19
@@ -435,7 +438,7 @@ func serdeFloat(s string) (float64, bool) {
 	if i != len(s) {
 		return 0, false
 	}
-	f := float64(sig)
+	f, pow10 := float64(sig), pow10()
 	for {
 		a := exp
 		if a < 0 {

@@ -154,9 +154,9 @@ func lastByteLevel(p preTokenizer) (*byteLevelPre, bool) {
 }
 
 // byteLevelRune maps each byte to the printable character GPT-2's
-// byte-level BPE uses for it (the library's bytes_char).
-var byteLevelRune, byteLevelByte = func() (to [256]rune, from map[rune]byte) {
-	from = map[rune]byte{}
+// byte-level BPE uses for it (the library's bytes_char); byteLevelByte
+// maps the characters back, below 256+68 (byte+1; 0: none).
+var byteLevelRune, byteLevelByte = func() (to [256]rune, from [256 + 68]uint16) {
 	n := 0
 	for b := range 256 {
 		if b >= '!' && b <= '~' || b >= 0xA1 && b <= 0xAC || b >= 0xAE {
@@ -165,10 +165,18 @@ var byteLevelRune, byteLevelByte = func() (to [256]rune, from map[rune]byte) {
 			to[b] = rune(256 + n)
 			n++
 		}
-		from[to[b]] = byte(b)
+		from[to[b]] = uint16(b + 1)
 	}
 	return
 }()
+
+// byteOfLevel is the byte that byte-level character r stands for.
+func byteOfLevel(r rune) (byte, bool) {
+	if r < 0 || int(r) >= len(byteLevelByte) || byteLevelByte[r] == 0 {
+		return 0, false
+	}
+	return byte(byteLevelByte[r] - 1), true
+}
 
 func appendByteLevel(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {

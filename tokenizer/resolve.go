@@ -81,7 +81,7 @@ func locate(name string, opt ResolveOptions) (string, func(context.Context) (Tok
 		}, nil
 	case !errors.Is(err, os.ErrNotExist):
 		return "", nil, fmt.Errorf("tokenizer %s: %v", name, err)
-	case !hubID.MatchString(name) || strings.Contains(name, "..") || strings.Contains(name, "--"):
+	case !hubID().MatchString(name) || strings.Contains(name, "..") || strings.Contains(name, "--"):
 		return "", nil, fmt.Errorf("tokenizer %s: no such file or directory, and not a hub id (org/name)", name)
 	}
 
@@ -104,7 +104,9 @@ func locate(name string, opt ResolveOptions) (string, func(context.Context) (Tok
 
 // hubID is a repo id as the Hub accepts it: a name, or org/name, of
 // letters, digits, '-', '_' and '.'.
-var hubID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$`)
+var hubID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$`)
+})
 
 func loadDir(dir string) (Tokenizer, error) {
 	f := filesInDir(dir)

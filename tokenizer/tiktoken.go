@@ -136,8 +136,8 @@ func lookup(name string) *encoding {
 }
 
 // init builds the tables on first use: the pieces stay where go:embed put
-// them, in the binary's read-only data; only their offsets and the index
-// are made.
+// them, in the binary's read-only data; only offsets are made, and the
+// index on the first encode (see rankTable).
 func (e *encoding) init() {
 	e.ranks, e.err = newRankTable(e.data, e.vocab)
 	// Both patterns have hand-written matchers, so this cannot fail.
@@ -226,7 +226,16 @@ func (t *tiktoken) Count(text string) int {
 // Face tokenizers' decode does. Invalid UTF-8 in the joined bytes becomes
 // U+FFFD, one per maximal invalid subsequence, as Python's errors="replace".
 func (t *tiktoken) Decode(ids []int) string {
+	n := 0
+	for _, id := range ids {
+		if id >= 0 && id < t.enc.vocab {
+			n += int(t.enc.ranks.lens[id])
+		} else {
+			n += len(t.enc.special[id])
+		}
+	}
 	var sb strings.Builder
+	sb.Grow(n)
 	for _, id := range ids {
 		switch {
 		case id >= 0 && id < t.enc.vocab:

@@ -381,9 +381,23 @@ func TestRanksTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s: %d ranks indexed in %v", base.name, len(table.off)-1, time.Since(start).Round(time.Millisecond))
-		if len(table.off)-1 != base.vocab {
-			t.Errorf("%s: %d pieces, want %d", base.name, len(table.off)-1, base.vocab)
+		table.once.Do(table.build)
+		t.Logf("%s: %d ranks indexed in %v", base.name, table.n, time.Since(start).Round(time.Millisecond))
+		used, end := 0, 0
+		for _, e := range table.index {
+			if e != 0 {
+				used++
+			}
+		}
+		if used != base.vocab {
+			t.Errorf("%s: %d entries, want %d", base.name, used, base.vocab)
+		}
+		for i := range base.vocab {
+			p := table.piece(i)
+			if table.all[end:end+len(p)] != p {
+				t.Fatalf("%s: id %d: %q from the marks, %q from the lengths", base.name, i, p, table.all[end:end+len(p)])
+			}
+			end += len(p)
 		}
 		for i := range base.vocab {
 			if r, ok := table.rank(table.piece(i)); !ok || int(r) != i {
@@ -490,15 +504,26 @@ func TestRanksMatchPackage(t *testing.T) {
 	}
 }
 
-// BenchmarkRanksTable is the work of an encoding's first Load.
+// BenchmarkRanksTable is the work of an encoding's first Load (load) and
+// of its first encode (index).
 func BenchmarkRanksTable(b *testing.B) {
 	for _, e := range []*encoding{o200kBase, cl100kBase} {
-		b.Run(e.name, func(b *testing.B) {
+		b.Run(e.name+"/load", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := newRankTable(e.data, e.vocab); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+		b.Run(e.name+"/index", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				t, err := newRankTable(e.data, e.vocab)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t.build()
 			}
 		})
 	}

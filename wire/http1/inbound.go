@@ -20,6 +20,11 @@ type inbound struct {
 	req  *http.Request
 	head []byte
 	resp *http.Response // set once the head is whole
+	// raw is a 200's head as it came, whose header fields header parses
+	// again when the response has ended: a stream in flight keeps these
+	// bytes, not the map of its fields (some 700 bytes a stream).
+	raw    []byte
+	hasRaw bool
 
 	framing int8
 	left    uint64 // chunked: data left in the chunk; length: body left
@@ -53,7 +58,18 @@ const maxHead = 1 << 20
 var errHeadTooLong = fmt.Errorf("the response head is longer than %d KiB", maxHead>>10)
 
 func (in *inbound) reset(req *http.Request) {
-	*in = inbound{req: req, head: in.head[:0], line: in.line[:0]}
+	*in = inbound{req: req, head: in.head[:0], line: in.line[:0], raw: in.raw[:0]}
+}
+
+// header gives a 200's response its header fields back (see raw).
+func (in *inbound) header() {
+	if !in.hasRaw {
+		return
+	}
+	if resp, err := http.ReadResponse(bufio.NewReaderSize(bytes.NewReader(in.raw), 64), in.req); err == nil {
+		in.resp.Header = resp.Header
+	}
+	in.hasRaw = false
 }
 
 // feed takes the next bytes of the response and calls body with each
@@ -123,13 +139,21 @@ func (in *inbound) feedHead(b []byte) (int, error) {
 		return 0, fmt.Errorf("the response head is longer than %d KiB", maxHead>>10)
 	}
 	used := end - old
-	resp, err := http.ReadResponse(bufio.NewReaderSize(bytes.NewReader(in.head[:end]), 64), in.req)
+	head := in.head[:end]
+	resp, err := http.ReadResponse(bufio.NewReaderSize(bytes.NewReader(head), 64), in.req)
 	if err != nil {
 		return 0, err
 	}
 	in.head = in.head[:0]
 	if resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
 		return used, nil // an informational 1xx: the real response follows
+	}
+	// The body is decoded here, not by the reader ReadResponse made for
+	// it (with its bufio.Reader): at thousands of streams in flight,
+	// 250 bytes each.
+	resp.Body = http.NoBody
+	if resp.StatusCode == http.StatusOK {
+		in.raw, in.hasRaw, resp.Header = append(in.raw[:0], head...), true, nil
 	}
 	in.resp = resp
 	switch {

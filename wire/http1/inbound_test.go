@@ -537,3 +537,38 @@ func FuzzInbound(f *testing.F) {
 		}
 	})
 }
+
+// A 200's header fields are parsed again when the response has ended
+// (header): in flight it keeps the head's bytes, not the map. Another
+// status keeps its fields at once; a reused inbound gives each response
+// its own.
+func TestInboundHeaderAtEnd(t *testing.T) {
+	var in inbound
+	for _, c := range []struct {
+		head, id string
+		kept     bool
+	}{
+		{"HTTP/1.1 200 OK\r\nX-Request-Id: a1\r\nTransfer-Encoding: chunked\r\n\r\n", "a1", false},
+		{"HTTP/1.1 500 Internal Server Error\r\nX-Request-Id: e2\r\nContent-Length: 0\r\n\r\n", "e2", true},
+		{"HTTP/1.1 200 OK\r\nX-Request-Id: b3\r\nContent-Length: 2\r\n\r\n", "b3", false},
+	} {
+		in.reset(posted)
+		buf := []byte(c.head)
+		if err := in.feed(buf[:10], func([]byte) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := in.feed(buf[10:], func([]byte) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		for i := range buf {
+			buf[i] = '#' // the bytes fed are the caller's again
+		}
+		if got := in.resp.Header != nil; got != c.kept {
+			t.Errorf("%s: header fields held in flight %v, want %v", c.id, got, c.kept)
+		}
+		in.header()
+		if got := in.resp.Header.Get("X-Request-Id"); got != c.id {
+			t.Errorf("X-Request-Id at the end %q, want %q", got, c.id)
+		}
+	}
+}

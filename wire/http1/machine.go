@@ -414,6 +414,7 @@ func (x *Exchange) finish(err error) {
 			resp.Body = io.NopCloser(x.errorBody())
 			fail(rec, StatusKind(resp.StatusCode), StatusError(resp))
 		default:
+			x.in.header()
 			x.h.Head(resp)
 			ok, rerr = true, x.err
 			if rerr == nil && x.in.whole() {
