@@ -3,6 +3,7 @@ package cli
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,9 +25,9 @@ type rerankTruth struct {
 // Each rerank backend against the simulator: every request completes with
 // its documents, the document throughput is the request throughput times
 // --rerank-docs, there is no TTFT block, the simulator prefilled every
-// query-document pair (more tokens than the client sent once), and each
-// request's E2E is the simulator's (arrival to the reply's write) within
-// 2 ms on average.
+// query-document pair (more tokens than the client sent once), and the
+// requests' E2E is the simulator's (arrival to the reply's write) within
+// 2 ms at the median.
 func TestRerankAgainstSimTruth(t *testing.T) {
 	testenv.Slow(t) // E2E within 2 ms of the simulator's
 	cfg := steadySim(10*time.Millisecond, 3*time.Millisecond)
@@ -77,34 +78,25 @@ func TestRerankAgainstSimTruth(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var dE2E float64
+			var errs []float64
 			for _, r := range f.Records {
 				k, ok := idx[r.ID]
 				if !ok {
 					t.Fatalf("request %s not in the truth", r.ID)
 				}
-				tr := truth.Requests[k]
-				e2e := tr.End - tr.Arrival
-				if math.Abs(r.Latency-e2e) > 5e-3 {
-					t.Errorf("request %s: client E2E %.4f s, the server's %.4f s", r.ID, r.Latency, e2e)
-				}
-				dE2E += r.Latency - e2e
+				errs = append(errs, r.Latency-(truth.Requests[k].End-truth.Requests[k].Arrival))
 			}
 			if len(f.Records) != prompts {
 				t.Fatalf("%d records", len(f.Records))
 			}
-			dE2E /= prompts
-			t.Logf("%s: mean E2E error %+.3f ms", c.be, dE2E*1000)
-			if math.Abs(dE2E) > 2e-3 {
-				t.Errorf("mean E2E error %+.3f ms: want within 2 ms", dE2E*1000)
-			}
+			checkMedianE2E(t, c.be, errs)
 		})
 	}
 }
 
 // vllm-classify against the simulator: every prompt classified, nothing
-// generated, no TTFT block, and each request's E2E the simulator's within
-// 2 ms on average.
+// generated, no TTFT block, and the requests' E2E the simulator's within
+// 2 ms at the median.
 func TestClassifyAgainstSimTruth(t *testing.T) {
 	testenv.Slow(t) // E2E within 2 ms of the simulator's
 	cfg := steadySim(10*time.Millisecond, 3*time.Millisecond)
@@ -134,20 +126,30 @@ func TestClassifyAgainstSimTruth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dE2E float64
+	var errs []float64
 	for _, r := range f.Records {
 		k, ok := byID[r.ID]
 		if !ok {
 			t.Fatalf("request %s not in the truth", r.ID)
 		}
-		dE2E += r.Latency - (truth.Requests[k].End - truth.Requests[k].Arrival)
+		errs = append(errs, r.Latency-(truth.Requests[k].End-truth.Requests[k].Arrival))
 	}
 	if len(f.Records) != prompts {
 		t.Fatalf("%d records", len(f.Records))
 	}
-	dE2E /= prompts
-	t.Logf("vllm-classify: mean E2E error %+.3f ms", dE2E*1000)
-	if math.Abs(dE2E) > 2e-3 {
-		t.Errorf("mean E2E error %+.3f ms: want within 2 ms", dE2E*1000)
+	checkMedianE2E(t, "vllm-classify", errs)
+}
+
+// checkMedianE2E checks the median of the requests' E2E errors (client −
+// simulator) against 2 ms. A single request can be off by more on a loaded
+// machine (the simulator's goroutine descheduled between its write and
+// its end stamp), which moves neither the median nor the verdict.
+func checkMedianE2E(t *testing.T, name string, errs []float64) {
+	t.Helper()
+	slices.Sort(errs)
+	med, worst := errs[len(errs)/2], max(-errs[0], errs[len(errs)-1])
+	t.Logf("%s: median E2E error %+.3f ms, largest %.3f ms", name, med*1000, worst*1000)
+	if math.Abs(med) > 2e-3 {
+		t.Errorf("%s: median E2E error %+.3f ms: want within 2 ms", name, med*1000)
 	}
 }
