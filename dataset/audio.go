@@ -80,6 +80,9 @@ func loadAudio(ctx context.Context, p Params, env Env) ([]Row, error) {
 	}
 	var rows []Row
 	if p.Path != "" {
+		if err := fitMemory(env, audioDirBytes(p.Path), "--dataset-path "+p.Path, "the files in the folder"); err != nil {
+			return nil, err
+		}
 		files, err := readAudioDir(p.Path)
 		if err != nil {
 			return nil, err
@@ -91,6 +94,9 @@ func loadAudio(ctx context.Context, p Params, env Env) ([]Row, error) {
 		fmt.Fprintf(env.Out, "Audio rows: %d requests over the %d files of %s\n", len(rows), len(files), p.Path)
 	} else {
 		d, _ := parseAudioDurations(p.AudioDurationS)
+		if err := fitMemory(env, 2*d.hi*float64(p.AudioSampleRate), fmt.Sprintf("--audio-duration-s %s at --audio-sample-rate %d", p.AudioDurationS, p.AudioSampleRate), "--audio-duration-s"); err != nil {
+			return nil, err
+		}
 		rows = generatedAudio(p, d)
 		fmt.Fprintf(env.Out, "Audio rows: %d clips of %s s of generated sound at %d Hz\n", len(rows), p.AudioDurationS, p.AudioSampleRate)
 	}
@@ -140,6 +146,19 @@ func generatedAudio(p Params, d audioDurations) []Row {
 // audioExts are the files readAudioDir takes: those whose headers give a
 // duration, which the real-time factor needs.
 var audioExts = []string{".wav", ".flac"}
+
+// audioDirBytes is the size of the files readAudioDir would read (0 when
+// the folder cannot be listed: reading it says why).
+func audioDirBytes(dir string) float64 {
+	ents, _ := os.ReadDir(dir)
+	total := 0.0
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && !e.IsDir() && slices.Contains(audioExts, strings.ToLower(filepath.Ext(e.Name()))) {
+			total += float64(info.Size())
+		}
+	}
+	return total
+}
 
 // readAudioDir reads every .wav and .flac file of dir, each checked.
 func readAudioDir(dir string) ([]*Audio, error) {

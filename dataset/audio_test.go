@@ -119,3 +119,22 @@ func TestAudioPreflight(t *testing.T) {
 		}
 	}
 }
+
+// A build that would not fit in the memory available is refused before
+// it is made, naming the flags: a folder's files, or the generated sound.
+func TestAudioMemory(t *testing.T) {
+	dir := t.TempDir()
+	big := make([]byte, 70<<20) // above the size too small to check
+	copy(big, audiofile.AppendWAVHeader(nil, 16000, 1, len(big)-44))
+	os.WriteFile(filepath.Join(dir, "big.wav"), big, 0o644)
+	env := testEnv(1, &bytes.Buffer{})
+	env.MemAvailable = func() (float64, bool) { return 32 << 20, true }
+	_, err := Load(context.Background(), Params{Name: "audio", Path: dir, NumPrompts: 2}, env)
+	if err == nil || !strings.Contains(err.Error(), "--dataset-path "+dir+": the prompts would take about") {
+		t.Errorf("folder: %v", err)
+	}
+	_, err = Load(context.Background(), Params{Name: "audio", NumPrompts: 2, AudioDurationS: "3000", AudioSampleRate: 16000}, env)
+	if err == nil || !strings.Contains(err.Error(), "--audio-duration-s 3000 at --audio-sample-rate 16000:") {
+		t.Errorf("generated: %v", err)
+	}
+}
