@@ -9,10 +9,16 @@ import (
 	"time"
 )
 
+// stamper is the probe's stamped socket, kept open for the test binary's
+// life: the kernel stamps received packets system-wide while any socket
+// asks for it, and turns it on and off through deferred work, so a test's
+// own socket, asking later, would see its first bytes unstamped.
+var stamper net.Conn
+
 // probeStamps reads from a loopback TCP connection that asks for
 // SO_TIMESTAMPNS until a read comes with the kernel's receive time (the
 // kernel turns stamping on a moment after a socket first asks), and says
-// why not when none does.
+// why not when none does. When one does, the socket stays open (stamper).
 func probeStamps() (bool, string) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -28,7 +34,12 @@ func probeStamps() (bool, string) {
 	if err != nil {
 		return false, fmt.Sprintf("the probe could not accept on loopback: %v", err)
 	}
-	defer server.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			server.Close()
+		}
+	}()
 	rc, err := server.(*net.TCPConn).SyscallConn()
 	if err != nil {
 		return false, fmt.Sprintf("the probe has no socket: %v", err)
@@ -71,6 +82,7 @@ func probeStamps() (bool, string) {
 		}
 		for _, m := range msgs {
 			if m.Header.Level == syscall.SOL_SOCKET && m.Header.Type == syscall.SCM_TIMESTAMPNS {
+				keep, stamper = true, server
 				return true, ""
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"net"
 	"runtime"
 	"testing"
-	"time"
 	"unsafe"
 
 	"benchserve/internal/testenv"
@@ -105,28 +104,6 @@ func TestMultishotRecvmsg(t *testing.T) {
 	}
 	if err := r.Submit(); err != nil {
 		t.Fatal(err)
-	}
-	// The kernel turns receive stamping on for the whole system when the
-	// first socket asks, through deferred work: bytes that come before it
-	// has run carry no time. Prime until one does.
-	for tries, stamped := 0, false; !stamped; tries++ {
-		if tries == 2000 {
-			t.Fatal("the kernel stamped none of 2,000 priming reads")
-		}
-		time.Sleep(time.Millisecond)
-		if _, err := w.Write([]byte("p")); err != nil {
-			t.Fatal(err)
-		}
-		c := next(t, r)
-		id, ok := c.Buffer()
-		if !ok {
-			t.Fatalf("priming: %+v", c)
-		}
-		out, _ := ParseRecvmsg(b.Buf(id), c.Res, 0, control)
-		stamped = netstamp.ReceiveTime(out.Control) != 0
-		b.Give(id)
-		b.Publish()
-		r.Done(1)
 	}
 	for i := range 5 {
 		want := "chunk " + string(rune('a'+i))
