@@ -62,34 +62,14 @@ func TestRerankAgainstSimTruth(t *testing.T) {
 				t.Errorf("console:\n%s", stdout)
 			}
 			truth := getJSON[rerankTruth](t, base+"/sim/truth")
-			idx := map[string]int{}
 			serverTokens := 0
-			for i, r := range truth.Requests {
-				idx[r.ID] = i
+			for _, r := range truth.Requests {
 				serverTokens += r.PromptTokens
-				if r.Endpoint != c.endpoint {
-					t.Errorf("request %s went to %s", r.ID, r.Endpoint)
-				}
 			}
 			if client := int(num(t, m, "total_input_tokens")); serverTokens <= client {
 				t.Errorf("the simulator prefilled %d tokens, the client sent %d: the pairs repeat the query", serverTokens, client)
 			}
-			f, err := record.ReadFile(recs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var errs []float64
-			for _, r := range f.Records {
-				k, ok := idx[r.ID]
-				if !ok {
-					t.Fatalf("request %s not in the truth", r.ID)
-				}
-				errs = append(errs, r.Latency-(truth.Requests[k].End-truth.Requests[k].Arrival))
-			}
-			if len(f.Records) != prompts {
-				t.Fatalf("%d records", len(f.Records))
-			}
-			checkMedianE2E(t, c.be, errs)
+			checkMedianE2E(t, c.be, c.endpoint, truth, recs, prompts)
 		})
 	}
 }
@@ -114,17 +94,30 @@ func TestClassifyAgainstSimTruth(t *testing.T) {
 	if num(t, m, "completed") != prompts || num(t, m, "total_output_tokens") != 0 || strings.Contains(stdout, "Time to First Token") {
 		t.Errorf("completed %v, output tokens %v; console:\n%s", m["completed"], m["total_output_tokens"], stdout)
 	}
-	truth := getJSON[rerankTruth](t, base+"/sim/truth")
+	checkMedianE2E(t, "vllm-classify", "/classify", getJSON[rerankTruth](t, base+"/sim/truth"), recs, prompts)
+}
+
+// checkMedianE2E matches the n records of the file recs to the truth by
+// id (each request sent to endpoint) and checks the median of their E2E
+// errors (client − simulator) against 2 ms. A single request can be off
+// by more on a loaded machine (the simulator's goroutine descheduled
+// between its write and its end stamp), which moves neither the median
+// nor the verdict.
+func checkMedianE2E(t *testing.T, name, endpoint string, truth rerankTruth, recs string, n int) {
+	t.Helper()
 	byID := map[string]int{}
 	for i, r := range truth.Requests {
 		byID[r.ID] = i
-		if r.Endpoint != "/classify" {
+		if r.Endpoint != endpoint {
 			t.Errorf("request %s went to %s", r.ID, r.Endpoint)
 		}
 	}
 	f, err := record.ReadFile(recs)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(f.Records) != n {
+		t.Fatalf("%d records, want %d", len(f.Records), n)
 	}
 	var errs []float64
 	for _, r := range f.Records {
@@ -134,18 +127,6 @@ func TestClassifyAgainstSimTruth(t *testing.T) {
 		}
 		errs = append(errs, r.Latency-(truth.Requests[k].End-truth.Requests[k].Arrival))
 	}
-	if len(f.Records) != prompts {
-		t.Fatalf("%d records", len(f.Records))
-	}
-	checkMedianE2E(t, "vllm-classify", errs)
-}
-
-// checkMedianE2E checks the median of the requests' E2E errors (client −
-// simulator) against 2 ms. A single request can be off by more on a loaded
-// machine (the simulator's goroutine descheduled between its write and
-// its end stamp), which moves neither the median nor the verdict.
-func checkMedianE2E(t *testing.T, name string, errs []float64) {
-	t.Helper()
 	slices.Sort(errs)
 	med, worst := errs[len(errs)/2], max(-errs[0], errs[len(errs)-1])
 	t.Logf("%s: median E2E error %+.3f ms, largest %.3f ms", name, med*1000, worst*1000)
