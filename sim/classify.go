@@ -13,13 +13,7 @@ const classifyClasses = 2
 func (classifyFormat) idPrefix() string { return "classify-" }
 
 func (classifyFormat) whole(j *job, b []byte, _ *progress) []byte {
-	b = append(b, `{"id":`...)
-	b = appendJSONString(b, j.id)
-	b = append(b, `,"object":"list","created":`...)
-	b = strconv.AppendInt(b, j.created, 10)
-	b = append(b, `,"model":`...)
-	b = appendJSONString(b, j.model)
-	b = append(b, `,"data":[`...)
+	b = appendListHead(b, j)
 	for i := range j.inputs {
 		if i > 0 {
 			b = append(b, ',')
@@ -42,8 +36,6 @@ func (classifyFormat) whole(j *job, b []byte, _ *progress) []byte {
 		b = append(b, '}')
 	}
 	b = append(b, `],"usage":{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, int64(len(j.prompt)), 10)
-	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(len(j.prompt)), 10)
+	b = appendPromptUsage(b, j)
 	return append(b, `,"completion_tokens":0}}`...)
 }

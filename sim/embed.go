@@ -76,8 +76,6 @@ func (embedFormat) whole(j *job, b []byte, p *progress) []byte {
 	b = append(b, `],"model":`...)
 	b = appendJSONString(b, j.model)
 	b = append(b, `,"usage":{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, int64(len(j.prompt)), 10)
-	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(len(j.prompt)), 10)
+	b = appendPromptUsage(b, j)
 	return append(b, "}}"...)
 }

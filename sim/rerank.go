@@ -136,13 +136,7 @@ func (f rerankFormat) whole(j *job, b []byte, _ *progress) []byte {
 		}
 		return append(b, ']')
 	case rerankScore:
-		b = append(b, `{"id":`...)
-		b = appendJSONString(b, j.id)
-		b = append(b, `,"object":"list","created":`...)
-		b = strconv.AppendInt(b, j.created, 10)
-		b = append(b, `,"model":`...)
-		b = appendJSONString(b, j.model)
-		b = append(b, `,"data":[`...)
+		b = appendListHead(b, j)
 		for i := range j.inputs {
 			if i > 0 {
 				b = append(b, ',')
@@ -172,8 +166,26 @@ func (f rerankFormat) whole(j *job, b []byte, _ *progress) []byte {
 		}
 		b = append(b, `],"usage":{"prompt_tokens":`...)
 	}
+	b = appendPromptUsage(b, j)
+	return append(b, "}}"...)
+}
+
+// appendListHead opens vLLM's list reply (/score, /classify) up to its
+// data array.
+func appendListHead(b []byte, j *job) []byte {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, j.id)
+	b = append(b, `,"object":"list","created":`...)
+	b = strconv.AppendInt(b, j.created, 10)
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, j.model)
+	return append(b, `,"data":[`...)
+}
+
+// appendPromptUsage writes a prefill-only request's usage counts, after
+// "prompt_tokens": (its tokens, and the total, the same).
+func appendPromptUsage(b []byte, j *job) []byte {
 	b = strconv.AppendInt(b, int64(len(j.prompt)), 10)
 	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(len(j.prompt)), 10)
-	return append(b, "}}"...)
+	return strconv.AppendInt(b, int64(len(j.prompt)), 10)
 }
