@@ -13,7 +13,7 @@ import (
 // life: the kernel stamps received packets system-wide while any socket
 // asks for it, and turns it on and off through deferred work, so a test's
 // own socket, asking later, would see its first bytes unstamped.
-var stamper net.Conn
+var stamper []net.Conn
 
 // probeStamps reads from a loopback TCP connection that asks for
 // SO_TIMESTAMPNS until a read comes with the kernel's receive time (the
@@ -82,7 +82,7 @@ func probeStamps() (bool, string) {
 		}
 		for _, m := range msgs {
 			if m.Header.Level == syscall.SOL_SOCKET && m.Header.Type == syscall.SCM_TIMESTAMPNS {
-				keep, stamper = true, server
+				keep, stamper = true, append(stamper, server)
 				return true, ""
 			}
 		}
